@@ -1,0 +1,33 @@
+"""Split a signal into the fixed-length chunks the duplex model consumes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import AudioError
+from .io import SAMPLE_RATE
+
+
+def split_chunks(
+    samples: np.ndarray, sample_rate: int = SAMPLE_RATE, chunk_seconds: float = 1.0
+) -> list[np.ndarray]:
+    """Cut `samples` (N,) into chunks of exactly round(chunk_seconds * sample_rate).
+
+    The last partial chunk is zero-padded (trailing silence), so every chunk has
+    the same length. Returns a list of ceil(N / chunk_len) arrays of shape
+    (chunk_len,), same dtype as the input.
+    """
+    samples = np.asarray(samples)
+    if samples.ndim != 1:
+        raise AudioError(f"expected mono samples of shape (N,), got shape {samples.shape}")
+    if samples.size == 0:
+        raise AudioError("cannot split empty audio (0 samples) into chunks")
+    chunk_len = int(round(chunk_seconds * sample_rate))
+    if chunk_len <= 0:
+        raise AudioError(
+            f"chunk length must be positive, got {chunk_seconds} s at {sample_rate} Hz"
+        )
+    n_chunks = -(-samples.size // chunk_len)
+    padded = np.zeros(n_chunks * chunk_len, dtype=samples.dtype)
+    padded[: samples.size] = samples
+    return list(padded.reshape(n_chunks, chunk_len))

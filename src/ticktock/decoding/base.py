@@ -1,0 +1,53 @@
+"""The `Decoder` interface: propose a draft, learn from the verdict (DESIGN §6).
+
+The engine's step, for every decoder::
+
+    draft = decoder.propose(history, max_len)          # None -> a plain step
+    logits = forward(root + draft)                     # (n + 1, V)
+    verdict = verify(draft, logits, ...)               # the only place tokens are accepted
+    decoder.observe(history, draft, logits, verdict)
+    history += verdict.tokens
+
+A decoder never accepts tokens itself, so none can break losslessness.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from torch import Tensor
+
+from ticktock.decoding.draft import Draft
+from ticktock.decoding.verify import Verdict
+
+
+class Decoder(ABC):
+    name: ClassVar[str] = "decoder"
+
+    def reset(self) -> None:
+        """Forget everything session-specific (a new session starts)."""
+
+    @abstractmethod
+    def propose(self, history: list[int], max_len: int) -> Draft | None:
+        """A draft of at most ``max_len`` nodes after ``history``, or None for a plain step.
+
+        ``history``: the session's committed token ids so far (text, decision and
+        terminator tokens only; no audio). Do not keep a reference to it.
+        """
+
+    def observe(self, history: list[int], draft: Draft | None, logits: Tensor, verdict: Verdict) -> None:
+        """Learn from one verification forward.
+
+        ``history``: as given to `propose` (``verdict.tokens`` not yet appended);
+        ``logits``: ``(n + 1, V)``, row 0 at the root, row ``i + 1`` after draft node ``i``.
+        """
+
+
+class AutoregressiveDecoder(Decoder):
+    """The oracle: proposes nothing, so every forward commits exactly one token."""
+
+    name: ClassVar[str] = "ar"
+
+    def propose(self, history: list[int], max_len: int) -> Draft | None:
+        return None

@@ -1,0 +1,27 @@
+"""Decoders by name (the names the CLI and the benchmark use, DESIGN §10)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ticktock.decoding.base import AutoregressiveDecoder, Decoder
+from ticktock.decoding.lookahead import LookaheadDecoder
+from ticktock.decoding.prompt_lookup import PromptLookupDecoder
+from ticktock.decoding.token_recycling import TokenRecyclingDecoder
+
+DECODERS: dict[str, Callable[[], Decoder]] = {
+    "ar": AutoregressiveDecoder,
+    "pld": PromptLookupDecoder,
+    "tr": TokenRecyclingDecoder,
+    "lookahead": LookaheadDecoder,
+    # Speculative Listening ('sl', 'sl-silence', 'sl-runnerup') is registered here by its module.
+}
+
+
+def make_decoder(name: str) -> Decoder:
+    """A fresh decoder for ``name``; ValueError names the known ones."""
+    try:
+        factory = DECODERS[name]
+    except KeyError:
+        raise ValueError(f"unknown decoder {name!r}; known: {', '.join(sorted(DECODERS))}") from None
+    return factory()

@@ -1,0 +1,82 @@
+"""Model configuration: the Qwen2-compatible decoder and the streaming audio encoder."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class DecoderConfig:
+    """Field names follow HF `Qwen2Config`, so an HF config.json maps onto it directly."""
+
+    vocab_size: int = 4096
+    hidden_size: int = 256
+    intermediate_size: int = 768
+    num_hidden_layers: int = 6
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    rope_theta: float = 10000.0
+    rms_norm_eps: float = 1e-6
+    attention_bias: bool = True  # Qwen2 has a bias on q/k/v; Llama has none
+    tie_word_embeddings: bool = True
+    max_position_embeddings: int = 32768
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_attention_heads
+
+
+@dataclass
+class AudioEncoderConfig:
+    """log-mel (100 Hz) -> `embeds_per_chunk` embeddings per chunk, with one chunk of left context."""
+
+    n_mels: int = 80
+    frames_per_chunk: int = 100
+    embeds_per_chunk: int = 10
+    width: int = 192
+    layers: int = 3
+    heads: int = 4
+    context_chunks: int = 1  # bounded left context: how many previous chunks the encoder sees
+
+
+@dataclass
+class ModelConfig:
+    decoder: DecoderConfig = field(default_factory=DecoderConfig)
+    audio: AudioEncoderConfig | None = field(default_factory=AudioEncoderConfig)
+
+    def to_dict(self) -> dict:
+        return {"decoder": asdict(self.decoder), "audio": asdict(self.audio) if self.audio else None}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelConfig":
+        audio = d.get("audio")
+        return cls(DecoderConfig(**d["decoder"]), AudioEncoderConfig(**audio) if audio else None)
+
+
+PRESETS: dict[str, ModelConfig] = {
+    # Unit tests: a few hundred k parameters, runs in milliseconds.
+    "test": ModelConfig(
+        DecoderConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2),
+        AudioEncoderConfig(width=32, layers=1, heads=2),
+    ),
+    # The shipped default model (about 10 M parameters).
+    "tiny": ModelConfig(
+        DecoderConfig(vocab_size=4096, hidden_size=320, intermediate_size=960, num_hidden_layers=8,
+                      num_attention_heads=5, num_key_value_heads=5),
+        AudioEncoderConfig(width=256, layers=4, heads=4),
+    ),
+    # Qwen2.5-7B's decoder shape, for calibrating a 7B-class forward on a GPU (random weights).
+    "qwen2.5-7b": ModelConfig(
+        DecoderConfig(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                      num_attention_heads=28, num_key_value_heads=4, rope_theta=1e6,
+                      tie_word_embeddings=False),
+        None,
+    ),
+}
+
+
+def preset(name: str) -> ModelConfig:
+    if name not in PRESETS:
+        raise ValueError(f"unknown model preset {name!r}; known: {', '.join(PRESETS)}")
+    return ModelConfig.from_dict(PRESETS[name].to_dict())

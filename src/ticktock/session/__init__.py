@@ -1,0 +1,7 @@
+from .clock import Clock, CostModelClock, WallClock, make_clock
+from .result import UnitResult
+from .session import DEFAULT_SYSTEM, AudioFrontEnd, DuplexSession
+from .timeline import Timeline, UnitTiming
+
+__all__ = ["Clock", "CostModelClock", "WallClock", "make_clock", "UnitResult", "DEFAULT_SYSTEM",
+           "AudioFrontEnd", "DuplexSession", "Timeline", "UnitTiming"]

@@ -1,0 +1,39 @@
+"""What one unit produced, and how."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class UnitResult:
+    index: int
+    decision: str | None  # "listen" | "speak" | "tool" | None
+    tokens: list[int]  # committed output tokens, decision first
+    text: str = ""
+    tool_call: str | None = None
+    terminator: str | None = None
+    asr: str | None = None
+    forwards: int = 0  # post-audio target forwards
+    tokens_per_forward: list[int] = field(default_factory=list)
+    draft_len: list[int] = field(default_factory=list)  # per post-audio forward
+    accepted_len: list[int] = field(default_factory=list)
+    runnerup_used: bool = False
+    pool_tokens: int = 0  # committed tokens that came from the hypothesis pool
+    idle_forwards: int = 0
+    idle_used: float = 0.0  # seconds of idle work before the audio arrived
+    window: float = 0.0
+    overflow: float = 0.0
+    post_audio: float = 0.0  # seconds of work after arrival
+    latency: float = 0.0  # ℓ_t
+    lag: float = 0.0  # b_t
+    resident_slots: int = 0
+
+    @property
+    def miss(self) -> bool:
+        return self.lag > 1e-9
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["miss"] = self.miss
+        return d

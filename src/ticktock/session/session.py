@@ -1,0 +1,228 @@
+"""`DuplexSession`: step a duplex model through a session, one audio chunk per unit.
+
+Per unit t the session does
+  * idle work (`prepare`, before chunk t arrives): prefill the previous unit's
+    last token and the `<unit>` marker; let the decoder draft (Speculative Listening);
+  * post-audio work (`step`): one forward over the chunk's audio embeddings
+    (+ tool result) carrying the decoder's draft, then verify-and-continue until
+    the unit ends (`<|listen|>`, a terminator, or the unit's token cap).
+Every token is accepted by `decoding.verify`, so any decoder commits exactly what
+autoregressive decoding would (greedy), or the same distribution (sampling).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..audio import chunk_log_mel
+from ..cache.policies import EvictionPolicy, NoEviction
+from ..decoding.base import Decoder
+from ..decoding.draft import Draft
+from ..decoding.registry import make_decoder
+from ..decoding.verify import verify_greedy, verify_sampling
+from ..engine import Engine, Segment
+from ..model.duplex import DuplexLM
+from ..protocol import Decision, DuplexProtocol, SlotKind
+from .clock import Clock, WallClock
+from .result import UnitResult
+from .timeline import Timeline
+
+DEFAULT_SYSTEM = "You are ticktock, a helpful voice assistant."
+MEL_CONTEXT_SAMPLES = 240  # samples of the previous chunk the log-mel window needs (n_fft - hop)
+
+
+class AudioFrontEnd:
+    """Streaming audio state: chunk -> audio embeddings (E, D), and the silence hypothesis for the next chunk."""
+
+    def __init__(self, model: DuplexLM, chunk_samples: int):
+        self.model, self.chunk_samples = model, chunk_samples
+        acfg = model.cfg.audio
+        self.n_ctx = acfg.context_chunks * acfg.frames_per_chunk
+        self.silence = np.zeros(chunk_samples, dtype=np.float32)
+        self.reset()
+
+    def reset(self) -> None:
+        self.tail = np.zeros(MEL_CONTEXT_SAMPLES, dtype=np.float32)
+        sil = chunk_log_mel(self.silence, self.tail)
+        self.mel_ctx = sil.repeat(self.n_ctx // sil.shape[0], 1)  # (C*F, n_mels)
+
+    def _embed(self, chunk: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        mel = chunk_log_mel(chunk, self.tail)
+        return self.model.encode_audio(mel, self.mel_ctx), mel
+
+    @torch.no_grad()
+    def silence_hypothesis(self) -> torch.Tensor:
+        """Embeddings of a silent next chunk with the real left context: (E, D)."""
+        return self._embed(self.silence)[0]
+
+    @torch.no_grad()
+    def push(self, chunk: np.ndarray) -> torch.Tensor:
+        emb, mel = self._embed(chunk)
+        self.tail = chunk[-MEL_CONTEXT_SAMPLES:].astype(np.float32)
+        self.mel_ctx = torch.cat([self.mel_ctx, mel])[-self.n_ctx:]
+        return emb
+
+
+class DuplexSession:
+    def __init__(self, model: DuplexLM, protocol: DuplexProtocol, decoder: Decoder | str = "ar",
+                 clock: Clock | None = None, temperature: float = 0.0, seed: int = 0,
+                 system: str = DEFAULT_SYSTEM, policy: EvictionPolicy | None = None, max_slots: int = 16384):
+        self.model, self.protocol = model, protocol
+        self.decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
+        self.clock = clock or WallClock(model.device)
+        self.engine = Engine(model, max_slots, self.clock)
+        self.temperature = temperature
+        self.generator = torch.Generator().manual_seed(seed)
+        self.policy = policy or NoEviction()
+        self.system = system
+        self.chunk_samples = int(round(protocol.chunk_seconds * 16000))
+        self.front = AudioFrontEnd(model, self.chunk_samples)
+        self.reset()
+
+    # ------------------------------------------------------------ lifecycle
+    def reset(self) -> None:
+        self.engine.reset()
+        self.front.reset()
+        self.decoder.reset()
+        self.timeline = Timeline(self.protocol.chunk_seconds)
+        self.index = 0
+        self.history: list[int] = []  # committed non-audio tokens, for decoders that look up n-grams
+        self.pending: list[int] = []  # committed tokens not yet in the KV cache
+        self.prepared: tuple[float, int] | None = None  # (idle seconds, idle forwards) for the next unit
+        ids = self.protocol.prefix_ids(self.system)
+        self.engine.forward([self.ids_segment(ids, SlotKind.PREFIX)], unit=-1)
+        self.history += ids
+
+    def ids_segment(self, ids: list[int], kind: SlotKind) -> Segment:
+        return Segment(torch.tensor(ids, dtype=torch.long), [int(kind)] * len(ids))
+
+    # ------------------------------------------------------------ idle work
+    def prepare(self, window: float | None = None) -> None:
+        """Idle work for the next unit, before its audio arrives: prefill, then let the decoder draft.
+
+        window: idle seconds available (default: from the replay timeline).
+        """
+        if self.prepared is not None:
+            return
+        if window is None:
+            window = self.timeline.window_for(self.index)
+        n0 = len(self.engine.records)
+        unit_marker = self.protocol.id("unit")
+        segs = []
+        if self.pending:
+            segs.append(Segment(torch.tensor(self.pending), [int(self.kind_of(t)) for t in self.pending]))
+        segs.append(self.ids_segment([unit_marker], SlotKind.UNIT_MARKER))
+        self.engine.forward(segs, unit=self.index)
+        self.history += [unit_marker]
+        self.pending = []
+        used = self.engine.records[-1].seconds
+        prepare = getattr(self.decoder, "prepare", None)
+        if prepare is not None:
+            used += prepare(self, max(0.0, window - used))
+        self.prepared = (used, len(self.engine.records) - n0)
+
+    def kind_of(self, token: int, decision: int | None = None) -> SlotKind:
+        kind = self.protocol.output_kind(token)
+        if kind == SlotKind.TEXT and decision == self.protocol.id("tool"):
+            return SlotKind.TOOL
+        return kind
+
+    # ------------------------------------------------------------ post-audio work
+    @torch.no_grad()
+    def step(self, chunk: np.ndarray, tool_result: str | None = None) -> UnitResult:
+        """Consume one chunk (`chunk_samples` float32 samples at 16 kHz) and decode its unit."""
+        chunk = np.asarray(chunk, dtype=np.float32)
+        if chunk.shape != (self.chunk_samples,):
+            raise ValueError(f"a chunk must be {self.chunk_samples} samples at 16 kHz, got shape {chunk.shape}")
+        self.prepare()
+        idle_used, idle_forwards = self.prepared
+        n_rec = len(self.engine.records)
+        t0 = time.perf_counter()
+        audio = self.front.push(chunk)
+        enc = self.clock.encoder_seconds(time.perf_counter() - t0)
+        linear = [Segment(audio, [int(SlotKind.AUDIO)] * audio.shape[0])]
+        if tool_result is not None:
+            ids = self.protocol.tool_result_ids(tool_result)
+            linear.append(self.ids_segment(ids, SlotKind.TOOL_RESULT))
+            self.history += ids
+        res = self._decode_unit(linear)
+        post = enc + sum(r.seconds for r in self.engine.records[n_rec:])
+        timing = self.timeline.add(self.index, idle_used, post)
+        res.idle_used, res.idle_forwards, res.window = idle_used, idle_forwards, timing.window
+        res.overflow, res.post_audio, res.latency, res.lag = timing.overflow, post, timing.latency, timing.lag
+        self.policy.apply(self.engine.cache, self.index)
+        res.resident_slots = self.engine.cache.length
+        self.index += 1
+        self.prepared = None
+        return res
+
+    def _decode_unit(self, linear: list[Segment]) -> UnitResult:
+        p, cache = self.protocol, self.engine.cache
+        out: list[int] = []
+        res = UnitResult(self.index, None, out)
+        while True:
+            budget = p.max_unit_tokens - len(out)
+            draft = self.decoder.propose(self.history, budget - 1) if budget > 1 else None
+            if draft is not None and len(draft) == 0:
+                draft = None
+            decision = out[0] if out else None
+            tree_kinds = [int(self.kind_of(t, decision)) for t in draft.tokens] if draft else None
+            logits = self.engine.forward(linear, self.index, draft.tokens if draft else None,
+                                         draft.parents if draft else None, tree_kinds)
+            if self.temperature > 0:
+                verdict = verify_sampling(draft, logits, self.temperature, self.generator, max_tokens=budget)
+            else:
+                verdict = verify_greedy(draft, logits, max_tokens=budget)
+            tokens = list(verdict.tokens)
+            for i, tok in enumerate(tokens):  # a unit ends at its first end token
+                if p.is_unit_end(tok, len(out) + i + 1):
+                    tokens = tokens[: i + 1]
+                    break
+            n_tree = len(draft) if draft else 0
+            tree_start = cache.length - n_tree
+            kept = list(verdict.accepted[: len(tokens) - 1])
+            cache.commit_path(tree_start, [tree_start + j for j in kept])
+            self._relabel(tree_start, tokens[:-1], out[0] if out else tokens[0])
+            self.decoder.observe(self.history, draft, logits, verdict)
+            self._record(res, draft, kept, tokens)
+            out += tokens
+            self.history += tokens
+            if p.is_unit_end(tokens[-1], len(out)):
+                break
+            linear = [Segment(torch.tensor(tokens[-1:]), [int(self.kind_of(tokens[-1], out[0]))])]
+        self.pending = [out[-1]]
+        parsed = p.parse(out)
+        res.decision = parsed.decision.name.lower() if parsed.decision is not None else None
+        res.text, res.tool_call, res.terminator, res.asr = parsed.text, parsed.tool_call, parsed.terminator, parsed.asr
+        return res
+
+    def _relabel(self, start: int, tokens: list[int], decision: int) -> None:
+        """Give committed tree nodes their real ledger kind (drafted nodes were labelled provisionally)."""
+        for i, t in enumerate(tokens):
+            self.engine.cache.kind[start + i] = int(self.kind_of(t, decision))
+
+    def _record(self, res: UnitResult, draft: Draft | None, kept: list[int], tokens: list[int]) -> None:
+        res.forwards += 1
+        res.tokens_per_forward.append(len(tokens))
+        res.draft_len.append(len(draft) if draft else 0)
+        res.accepted_len.append(len(kept))
+        if draft is not None and draft.source:
+            src = [draft.source[j] for j in kept]
+            res.pool_tokens += sum(s == "pool" for s in src)
+            res.runnerup_used |= any(s == "runnerup" for s in src)
+
+    # ------------------------------------------------------------ convenience
+    def run(self, chunks: list[np.ndarray], tool_results: dict[int, str] | Callable[[int, UnitResult], str | None] | None = None) -> list[UnitResult]:
+        """Step through all chunks; tool results by unit index (dict) or from a callback on the previous unit."""
+        results: list[UnitResult] = []
+        for i, c in enumerate(chunks):
+            if callable(tool_results):
+                tr = tool_results(i, results[-1]) if results else None
+            else:
+                tr = (tool_results or {}).get(i)
+            results.append(self.step(c, tr))
+        return results

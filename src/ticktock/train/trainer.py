@@ -1,0 +1,171 @@
+"""The training loop: examples from worker processes, batched audio features on the device, CE on outputs.
+
+Workers render fresh sessions continuously (a fixed set is memorised within
+minutes, DESIGN §5a); the trainer samples batches from a replay buffer of the
+newest examples so the GPU never waits on rendering.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import random
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..model.duplex import DuplexLM
+from .examples import IGNORE, Example
+from .features import augment_waveform, batch_log_mel, spec_augment
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 6000
+    batch: int = 64
+    lr: float = 1.5e-3
+    warmup: int = 300
+    weight_decay: float = 0.05
+    max_len: int = 512
+    time_budget_s: float = 1e9  # stop early (and still save) when the wall time runs out
+    buffer: int = 40000
+    workers: int = 0  # 0 = all cores but one
+    seed: int = 0
+    log_every: int = 50
+
+
+def collate(batch: list[Example], pad_id: int, chunk: int, device) -> dict[str, torch.Tensor]:
+    t = max(len(e.ids) for e in batch)
+    u = max(e.n_units for e in batch)
+    n_audio = (u + 1) * chunk + 240
+    ids = torch.full((len(batch), t), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), t), IGNORE, dtype=torch.long)
+    pos = torch.zeros((len(batch), t), dtype=torch.long)
+    slot = torch.full((len(batch), t), -1, dtype=torch.long)
+    audio = torch.zeros((len(batch), n_audio), dtype=torch.float32)
+    for i, e in enumerate(batch):
+        n = len(e.ids)
+        ids[i, :n] = torch.from_numpy(e.ids)
+        labels[i, :n] = torch.from_numpy(e.labels)
+        pos[i, :n] = torch.from_numpy(e.positions)
+        pos[i, n:] = torch.arange(int(e.positions[-1]) + 1, int(e.positions[-1]) + 1 + t - n)
+        slot[i, :n] = torch.from_numpy(e.audio_slot)
+        audio[i, : len(e.audio)] = torch.from_numpy(e.audio.astype(np.float32))
+    out = {"ids": ids, "labels": labels, "pos": pos, "slot": slot, "audio": audio}
+    return {k: v.to(device, non_blocking=True) for k, v in out.items()}
+
+
+def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=None) -> tuple[torch.Tensor, dict]:
+    """CE over output tokens. Audio: (B, N) -> log-mel -> per-unit encoder with one chunk of context."""
+    acfg = model.cfg.audio
+    f, e = acfg.frames_per_chunk, acfg.embeds_per_chunk
+    wav = augment_waveform(b["audio"], gen) if train else b["audio"]
+    mel = batch_log_mel(wav)  # (B, (U+1)F, 80)
+    if train:
+        mel = spec_augment(mel, gen)
+    bsz, frames, nm = mel.shape
+    u = frames // f - 1
+    chunks = mel[:, : (u + 1) * f].reshape(bsz, u + 1, f, nm)
+    cur = chunks[:, 1:].reshape(bsz * u, f, nm)
+    ctx = chunks[:, :-1].reshape(bsz * u, f, nm)
+    emb = model.audio(cur.to(model.dtype), ctx.to(model.dtype)).reshape(bsz, u * e, -1)  # (B, U*E, D)
+    x = model.lm.embed(b["ids"])
+    is_audio = b["slot"] >= 0
+    gathered = torch.gather(emb, 1, b["slot"].clamp(min=0)[..., None].expand(-1, -1, emb.shape[-1]))
+    x = torch.where(is_audio[..., None], gathered.to(x.dtype), x)
+    h = model.lm(x, b["pos"])
+    mask = b["labels"] != IGNORE
+    logits = model.lm.logits(h[mask])
+    loss = F.cross_entropy(logits, b["labels"][mask])
+    with torch.no_grad():
+        acc = (logits.argmax(-1) == b["labels"][mask]).float().mean()
+    return loss, {"loss": float(loss), "acc": float(acc)}
+
+
+def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None:
+    torch.set_num_threads(1)
+    i = 0
+    while True:
+        try:
+            q.put(make(seed * 1_000_003 + i))
+        except Exception as err:  # a bad draw must not kill the stream; report and go on
+            q.put(repr(err))
+        i += 1
+
+
+def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, cfg: TrainConfig,
+          out_dir: Path, device: str = "cuda", on_checkpoint: Callable[[DuplexLM], None] | None = None,
+          eval_fn: Callable[[DuplexLM], dict] | None = None) -> list[dict]:
+    """Train `model` in place; logs JSON lines to out_dir/train_log.jsonl and returns them."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t_start = time.time()
+    torch.manual_seed(cfg.seed)
+    model.to(device).train()
+    chunk = model.cfg.audio.frames_per_chunk * 160
+    n_workers = cfg.workers or max(1, (mp.cpu_count() or 2) - 1)
+    ctx = mp.get_context("fork")
+    q: mp.Queue = ctx.Queue(maxsize=4096)
+    procs = [ctx.Process(target=_worker_loop, args=(make_example, cfg.seed * 100 + w, q), daemon=True)
+             for w in range(n_workers)]
+    for p in procs:
+        p.start()
+    buf: deque[Example] = deque(maxlen=cfg.buffer)
+    errors = 0
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=cfg.lr, betas=(0.9, 0.95), fused=(device == "cuda"))
+    rng = random.Random(cfg.seed)
+    log: list[dict] = []
+    logf = (out_dir / "train_log.jsonl").open("w")
+    (out_dir / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    amp = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
+    step = 0
+    try:
+        while step < cfg.steps and time.time() - t_start < cfg.time_budget_s:
+            while not q.empty() or len(buf) < cfg.batch:
+                item = q.get()
+                if isinstance(item, str):
+                    errors += 1
+                    if errors > 1000:
+                        raise RuntimeError(f"example workers keep failing: {item}")
+                    continue
+                buf.append(item)
+            # recent examples are preferred: fresh renderings fight memorisation
+            batch = [buf[len(buf) - 1 - min(int(rng.expovariate(1 / 4000)), len(buf) - 1)] for _ in range(cfg.batch)]
+            b = collate(batch, pad_id, chunk, device)
+            lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, step / cfg.steps)))
+            for g in opt.param_groups:
+                g["lr"] = lr
+            with amp:
+                loss, stats = model_loss(model, b, train=True)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            if step % cfg.log_every == 0 or step == 1:
+                rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1), **stats}
+                log.append(rec)
+                logf.write(json.dumps(rec) + "\n")
+                logf.flush()
+                print(json.dumps(rec), flush=True)
+    finally:
+        for p in procs:
+            p.kill()
+    model.eval()
+    if on_checkpoint:
+        on_checkpoint(model)
+    if eval_fn:
+        rec = {"step": step, "seconds": round(time.time() - t_start, 1), "eval": eval_fn(model)}
+        log.append(rec)
+        logf.write(json.dumps(rec) + "\n")
+    logf.close()
+    return log

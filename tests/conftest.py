@@ -1,0 +1,53 @@
+"""Shared fixtures: a tiny tokenizer/protocol and tiny random duplex models (CPU, milliseconds)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ticktock.model import DuplexLM, preset
+from ticktock.model.tokenizer import train_tokenizer
+from ticktock.protocol import DuplexProtocol
+
+CORPUS = [
+    "what is the capital of france", "the capital of france is paris", "book a flight from tokyo to osaka",
+    'find_flights(origin="TYO", dest="OSA", day="Fri")', "flight JL123 at 9:40, 120 dollars",
+    "the weather in oslo is sunny", "set a timer for ten minutes", "okay", "uh-huh", "sure, here you go",
+    "one two three four five six seven eight nine ten", "You are ticktock, a helpful voice assistant.",
+]
+
+
+@pytest.fixture(scope="session")
+def protocol() -> DuplexProtocol:
+    return DuplexProtocol(train_tokenizer(CORPUS * 4, vocab_size=400))
+
+
+def random_model(seed: int, vocab: int, audio_scale: float = 1.0, std: float = 0.5) -> DuplexLM:
+    """A random `test`-preset model; large weights make its greedy choices varied, not constant."""
+    torch.manual_seed(seed)
+    cfg = preset("test")
+    cfg.decoder.vocab_size = vocab
+    m = DuplexLM(cfg).eval()
+    with torch.no_grad():
+        for name, p in m.lm.named_parameters():
+            if p.dim() > 1:
+                p.normal_(0, std)
+        for p in m.audio.parameters():
+            p.mul_(audio_scale)
+    return m
+
+
+@pytest.fixture(scope="session")
+def tiny_model(protocol) -> DuplexLM:
+    return random_model(0, protocol.vocab_size)
+
+
+def noise_chunks(n: int, seed: int = 0, speech_units: tuple[int, ...] = (1, 2)) -> list[np.ndarray]:
+    """n one-second chunks: quiet noise, louder 'speech-like' noise in `speech_units`."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        amp = 0.3 if i in speech_units else 0.001
+        out.append((rng.standard_normal(16000) * amp).astype(np.float32))
+    return out
