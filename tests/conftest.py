@@ -20,7 +20,7 @@ CORPUS = [
 
 @pytest.fixture(scope="session")
 def protocol() -> DuplexProtocol:
-    return DuplexProtocol(train_tokenizer(CORPUS * 4, vocab_size=400))
+    return DuplexProtocol(train_tokenizer(CORPUS * 4, vocab_size=400), max_unit_tokens=24)
 
 
 def random_model(seed: int, vocab: int, audio_scale: float = 1.0, std: float = 0.5) -> DuplexLM:

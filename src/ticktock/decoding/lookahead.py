@@ -56,10 +56,11 @@ class LookaheadDecoder(Decoder):
         if self._at != len(history) or len(self._guess) != self.window:
             self._guess = [self._rng.choice(history) for _ in range(self.window)]
             self._at = len(history)
-        jacobi = Draft.chain(self._guess, source="jacobi")
         grams = list(self.pool.get(history[-1], {}))[-self.guesses :][::-1]  # most recent first
+        # a tight max_len is shared: half for the window (so it keeps refining), the rest for the pool
+        w = min(self.window, max(1, max_len // 2) if grams else max_len)
+        jacobi = Draft.chain(self._guess[:w], source="jacobi")
         pool = [Draft.chain(g, source="pool") for g in grams]
-        # the window goes first so that a tight max_len still refines it
         return Draft.merge(jacobi, *pool).truncate_nodes(max_len)
 
     def observe(self, history: list[int], draft: Draft | None, logits: Tensor, verdict: Verdict) -> None:

@@ -7,6 +7,7 @@ from typing import Callable
 from ticktock.decoding.base import AutoregressiveDecoder, Decoder
 from ticktock.decoding.lookahead import LookaheadDecoder
 from ticktock.decoding.prompt_lookup import PromptLookupDecoder
+from ticktock.decoding.speculative_listening import SilenceOnly, SilenceRunnerUp, SpeculativeListening
 from ticktock.decoding.token_recycling import TokenRecyclingDecoder
 
 DECODERS: dict[str, Callable[[], Decoder]] = {
@@ -14,7 +15,10 @@ DECODERS: dict[str, Callable[[], Decoder]] = {
     "pld": PromptLookupDecoder,
     "tr": TokenRecyclingDecoder,
     "lookahead": LookaheadDecoder,
-    # Speculative Listening ('sl', 'sl-silence', 'sl-runnerup') is registered here by its module.
+    "sl": SpeculativeListening,
+    "sl-silence": SilenceOnly,
+    "sl-runnerup": SilenceRunnerUp,
+    "sl-tree": lambda: SpeculativeListening(branches=3),
 }
 
 

@@ -83,25 +83,24 @@ def verify_sampling(
         return verify_greedy(draft, logits, max_tokens)
     n, cap = _check(draft, logits, max_tokens)
     p = torch.softmax(logits.double() / temperature, dim=-1)  # (n + 1, V)
-    # one uniform per row (its sample) and one per node (its accept test), each used once
-    u = torch.rand(2 * n + 1, 1, generator=generator, device=generator.device, dtype=torch.float64)
-    samples = _sample(p, u[: n + 1].to(p.device))  # a draw from the untouched p of every row
+    dev = generator.device
+    u_row = torch.rand(n + 1, 1, generator=generator, device=dev, dtype=torch.float64).to(p.device)
+    samples = _sample(p, u_row)  # one draw from the untouched p of every row
     if draft is None or draft.probs is None:
         return _walk(draft, samples, cap)
 
-    tokens, q = draft.tokens, draft.probs
-    u_node = u[n + 1 :, 0].tolist()
+    u_node = torch.rand(n, generator=generator, device=dev, dtype=torch.float64).tolist()
+    tokens, rows, qs = draft.tokens, p.unbind(0), draft.probs.to(p).unbind(0)
     kids = draft.child_lists()
     accepted: list[int] = []
     node = -1
     while True:
-        row = node + 1
-        cur = p[row]  # (V,) the target at this node, residual after rejections
+        cur = rows[node + 1]  # (V,) the target at this node; the residual after rejections
         tried: list[int] = []
         nxt = None
         for c in kids.get(node, []) if len(accepted) < cap else []:
             x = tokens[c]
-            qc = q[c].to(cur) if not tried else _without(q[c].to(cur), tried)
+            qc = _without(qs[c], tried) if tried else qs[c]  # siblings: drawn without replacement
             a, b = cur[x].item(), qc[x].item()
             if not b > 0:
                 raise ValueError(f"draft node {c}: probs give its token {x} probability {b}")
@@ -111,7 +110,7 @@ def verify_sampling(
             cur = residual(cur, qc)
             tried.append(x)
         if nxt is None:
-            last = _sample(cur[None], u[row : row + 1].to(p.device))[0] if tried else samples[row]
+            last = _sample(cur[None], u_row[node + 1, None])[0] if tried else samples[node + 1]
             return Verdict(accepted, [tokens[i] for i in accepted] + [last])
         accepted.append(nxt)
         node = nxt

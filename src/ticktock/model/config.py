@@ -60,11 +60,11 @@ PRESETS: dict[str, ModelConfig] = {
                       num_attention_heads=4, num_key_value_heads=2),
         AudioEncoderConfig(width=32, layers=1, heads=2),
     ),
-    # The shipped default model (about 10 M parameters).
+    # The shipped default model (about 12 M parameters, 24 MB in fp16).
     "tiny": ModelConfig(
-        DecoderConfig(vocab_size=4096, hidden_size=320, intermediate_size=960, num_hidden_layers=8,
+        DecoderConfig(vocab_size=2304, hidden_size=320, intermediate_size=960, num_hidden_layers=6,
                       num_attention_heads=5, num_key_value_heads=5),
-        AudioEncoderConfig(width=256, layers=4, heads=4),
+        AudioEncoderConfig(width=256, layers=3, heads=4),
     ),
     # Qwen2.5-7B's decoder shape, for calibrating a 7B-class forward on a GPU (random weights).
     "qwen2.5-7b": ModelConfig(

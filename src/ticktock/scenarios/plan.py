@@ -61,7 +61,10 @@ class Reply:
 
 @dataclass
 class Noise:
-    """A burst of noise ('white' | 'pink' | 'brown' | 'babble') at `snr_db` to the user's speech."""
+    """A burst of noise ('white' | 'pink' | 'brown') at `snr_db` below the user's speech level.
+
+    (Babble is a background `Say` in another voice at a low `gain_db`.)
+    """
 
     color: str
     dur_s: float

@@ -52,10 +52,10 @@ def pause_after(token: str) -> float:
 
 
 def syllables(word: str) -> int:
-    """A rough syllable count (vowel groups), at least 1; digits count as 2."""
+    """A rough syllable count (vowel groups), at least 1; numbers and codes by their digits."""
     w = word.lower()
     if any(c.isdigit() for c in w):
-        return 2 * sum(c.isdigit() for c in w)
+        return 1 + sum(c.isdigit() for c in w) // 2
     groups = re.findall(r"[aeiouy]+", w)
     n = len(groups) - (1 if w.endswith("e") and len(groups) > 1 and not w.endswith("le") else 0)
     return max(1, n)

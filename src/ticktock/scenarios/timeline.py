@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from .plan import Noise, Plan, Reply, Say
-from .script import CHUNK_S, RESPONSE_DELAY_S, UnitTarget, Utterance
+from .script import CHUNK_S, RESPONSE_DELAY_S, Script, UnitTarget, Utterance
 from .text import estimate_word_s, pause_after, speech_pieces, spoken_words
 
 DurationFn = Callable[[str, str], float]  # (word, voice 'main'|'other') -> seconds
@@ -36,7 +36,7 @@ def units_overlapping(start: float, end: float) -> range:
 @dataclass
 class Timeline:
     utterances: list[Utterance] = field(default_factory=list)
-    words: list[dict] = field(default_factory=list)  # {word, start, end, speaker, role, voice}
+    words: list[dict] = field(default_factory=list)  # {word, start, end, speaker, role, voice, gain_db}
     noises: list[dict] = field(default_factory=list)  # {color, start, end, snr_db}
     units: list[UnitTarget] = field(default_factory=list)
     n_units: int = 0
@@ -66,7 +66,8 @@ class _Layout:
             for w in spoken_words(tok):
                 end = t + self.dur(w, ev.voice)
                 self.tl.words.append({"word": w, "start": round(t, 4), "end": round(end, 4),
-                                      "speaker": ev.speaker, "role": ev.role, "voice": ev.voice})
+                                      "speaker": ev.speaker, "role": ev.role, "voice": ev.voice,
+                                      "gain_db": ev.gain_db})
                 t = end + ev.word_gap_s
             t += pause_after(tok)
         self.tl.utterances.append(Utterance(ev.speaker, text, round(start, 4), round(end, 4), ev.role,
@@ -164,3 +165,9 @@ def layout(plan: Plan, duration: DurationFn = estimated_duration) -> Timeline:
         {"say": lay.say, "noise": lay.noise, "reply": lay.reply}[ev.kind](ev)
     assert lay.barge_start is None, "a Reply with interrupt_at needs a barge-in Say after it"
     return lay.finish(plan.tail_units)
+
+
+def realize(script: Script, duration: DurationFn = estimated_duration) -> tuple[Script, Timeline]:
+    """Lay `script.plan` out with `duration` and return the script with the new timing."""
+    tl = layout(Plan.from_dict(script.plan), duration)
+    return replace(script, utterances=tl.utterances, units=tl.units, n_units=tl.n_units), tl

@@ -86,7 +86,7 @@ def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=Non
     loss = F.cross_entropy(logits, b["labels"][mask])
     with torch.no_grad():
         acc = (logits.argmax(-1) == b["labels"][mask]).float().mean()
-    return loss, {"loss": float(loss), "acc": float(acc)}
+    return loss, {"loss": loss.detach(), "acc": acc}  # tensors: read them only when logging (a host sync)
 
 
 def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None:
@@ -130,8 +130,10 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     step = 0
     try:
         while step < cfg.steps and time.time() - t_start < cfg.time_budget_s:
-            while not q.empty() or len(buf) < cfg.batch:
+            drained = 0
+            while (not q.empty() and drained < 4 * cfg.batch) or len(buf) < cfg.batch:
                 item = q.get()
+                drained += 1
                 if isinstance(item, str):
                     errors += 1
                     if errors > 1000:
@@ -141,7 +143,9 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
             # recent examples are preferred: fresh renderings fight memorisation
             batch = [buf[len(buf) - 1 - min(int(rng.expovariate(1 / 4000)), len(buf) - 1)] for _ in range(cfg.batch)]
             b = collate(batch, pad_id, chunk, device)
-            lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, step / cfg.steps)))
+            # cosine over whichever runs out first: steps or the wall-clock budget
+            frac = min(1.0, max(step / cfg.steps, (time.time() - t_start) / cfg.time_budget_s))
+            lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup) * 0.5 * (1 + math.cos(math.pi * frac))
             for g in opt.param_groups:
                 g["lr"] = lr
             with amp:
@@ -152,7 +156,8 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
             opt.step()
             step += 1
             if step % cfg.log_every == 0 or step == 1:
-                rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1), **stats}
+                rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1),
+                       **{k: round(float(v), 4) for k, v in stats.items()}}
                 log.append(rec)
                 logf.write(json.dumps(rec) + "\n")
                 logf.flush()

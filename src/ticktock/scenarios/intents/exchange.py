@@ -25,14 +25,14 @@ class Exchange:
     def pause_points(self) -> int:
         return self.request.count("|")
 
-    def split(self, rng: random.Random) -> tuple[str, str]:
-        """The request cut at one random `|` mark: (before, after); ValueError if it has none."""
+    def split(self, rng: random.Random, n: int = 1) -> list[str]:
+        """The request cut at `n` random `|` marks into n+1 parts; ValueError if too few marks."""
         parts = self.request.split("|")
-        if len(parts) < 2:
-            raise ValueError(f"no pause point in {self.request!r}")
-        i = rng.randrange(1, len(parts))
-        clean = lambda s: " ".join(s.replace("|", " ").split())  # noqa: E731
-        return clean("".join(parts[:i])), clean("".join(parts[i:]))
+        if len(parts) <= n:
+            raise ValueError(f"fewer than {n} pause points in {self.request!r}")
+        cuts = sorted(rng.sample(range(1, len(parts)), n))
+        bounds = [0, *cuts, len(parts)]
+        return [" ".join("".join(parts[a:b]).split()) for a, b in zip(bounds, bounds[1:])]
 
 
 @dataclass

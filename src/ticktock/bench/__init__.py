@@ -1,0 +1,1 @@
+"""Benchmarks: calibration profiles and the TickTock replay benchmark (DESIGN §7)."""

@@ -1,0 +1,33 @@
+"""`ticktock train base|side-channel`: train the duplex model (on a GPU; see docs/model-card.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("train", help="train ticktock-tiny (base) on freshly rendered synthetic sessions")
+    tsub = p.add_subparsers(dest="stage", required=True)
+    b = tsub.add_parser("base", help="train the base duplex model")
+    b.add_argument("--out", required=True, help="output folder (model/, train_log.jsonl, loss.png)")
+    b.add_argument("--preset", default="tiny")
+    b.add_argument("--init", default=None, help="continue from this model directory")
+    b.add_argument("--steps", type=int, default=20000)
+    b.add_argument("--batch", type=int, default=64)
+    b.add_argument("--lr", type=float, default=1.5e-3)
+    b.add_argument("--time-budget", type=float, default=1e9, help="stop after this many seconds (then save)")
+    b.add_argument("--workers", type=int, default=0, help="rendering processes (0: all cores but one)")
+    b.add_argument("--device", default="cuda")
+    b.add_argument("--seed", type=int, default=0)
+    b.set_defaults(func=run_base)
+
+
+def run_base(args: argparse.Namespace) -> int:
+    from ..train.base import train_base
+    from ..train.trainer import TrainConfig
+
+    cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, time_budget_s=args.time_budget,
+                      workers=args.workers, seed=args.seed)
+    train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device)
+    return 0

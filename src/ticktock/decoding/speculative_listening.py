@@ -1,0 +1,115 @@
+"""Speculative Listening: decode the next unit before its audio arrives, verify inside its prefill.
+
+"Decode Before You Hear: Speculative Listening for Chunk-Interleaved Full-Duplex
+Speech Language Models" (method steps 1–6; DESIGN §6):
+
+1. draft — in the idle window after unit t−1, on a fork of the cache, append the
+   silence hypothesis `a_sil` (the encoder's output for a silent chunk with the
+   real left context) and decode greedily until the unit ends or the window does;
+2. runner-up — if time remains, more branches from the best first tokens other
+   than the draft's (`branches` = 2 is the paper; more is a small draft tree);
+3. pool — every draft goes into an n-gram-indexed session hypothesis pool;
+4. verify in the prefill — the fork is rolled back and the real audio's forward
+   carries the draft tree; `verify` accepts the longest matching path;
+5. continue from the pool — every further forward first tries the continuation
+   of the longest pool n-gram matching the committed suffix;
+6. sampling — the same drafts, verified with the sampling rule.
+
+The `<unit>` slot is prefilled by the session before drafting and shared by the
+fork and the real pass. Components switch off for the ablation: `sl-silence`
+(step 1 only), `sl-runnerup` (1–2), `sl` (all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+from torch import Tensor
+
+from ..engine import Segment
+from ..protocol import SlotKind
+from .base import Decoder
+from .draft import Draft
+from .hypothesis_pool import HypothesisPool
+from .verify import Verdict
+
+
+@dataclass
+class SpeculativeListening(Decoder):
+    name: ClassVar[str] = "sl"
+    branches: int = 2  # main draft + runner-up branches (first tokens ranked by the silence logits)
+    use_pool: bool = True
+    pool_order: int = 3
+    pool_lookahead: int = 32  # tokens proposed from the pool per forward
+    first: Draft | None = field(default=None, init=False)
+    pool: HypothesisPool = field(default_factory=HypothesisPool, init=False)
+    stats: dict = field(default_factory=dict, init=False)
+
+    def reset(self) -> None:
+        self.first = None
+        self.pool = HypothesisPool(self.pool_order)
+
+    # ------------------------------------------------------------ idle window
+    @torch.no_grad()
+    def prepare(self, session, window: float) -> float:
+        """Draft unit `session.index` under the silence hypothesis; returns idle seconds used."""
+        eng, proto = session.engine, session.protocol
+        cache = eng.cache
+        snap = cache.snapshot()
+        n0 = len(eng.records)
+        a_sil = session.front.silence_hypothesis()
+        e = a_sil.shape[0]
+        spent = lambda: sum(r.seconds for r in eng.records[n0:])  # noqa: E731
+        root = eng.forward([Segment(a_sil, [int(SlotKind.AUDIO)] * e)], unit=session.index)[-1]
+        ranked = root.topk(min(self.branches, root.numel())).indices.tolist()
+        after_audio = cache.length
+        chains: list[list[int]] = []
+        for first in ranked:
+            if chains and spent() >= window:
+                break
+            cache.truncate(after_audio)
+            chains.append(self._greedy(session, first, lambda: spent() < window))
+        cache.restore(snap)
+        unit = proto.id("unit")
+        for c in chains:
+            self.pool.add([unit, *c])
+        labels = ["main"] + ["runnerup"] * (len(chains) - 1)
+        self.first = Draft.merge(*[Draft.chain(c, source=lab) for c, lab in zip(chains, labels)]) if chains else None
+        return spent()
+
+    def _greedy(self, session, first: int, time_left) -> list[int]:
+        """Greedy continuation of `first` on the fork until the unit would end or time runs out."""
+        eng, proto = session.engine, session.protocol
+        out = [first]
+        while not proto.is_unit_end(out[-1], len(out)) and time_left():
+            logits = eng.forward([Segment(torch.tensor(out[-1:]), [int(SlotKind.TEXT)])], unit=session.index)
+            out.append(int(logits[-1].argmax()))
+        return out
+
+    # ------------------------------------------------------------ post-audio
+    def propose(self, history: list[int], max_len: int) -> Draft | None:
+        if self.first is not None:  # the first forward of the unit: the audio prefill carries the drafts
+            draft, self.first = self.first.truncate_depth(max_len), None
+            return draft
+        if not self.use_pool or max_len <= 0:
+            return None
+        cont = self.pool.lookup(history, min(max_len, self.pool_lookahead))
+        return Draft.chain(cont, source="pool") if cont else None
+
+    def observe(self, history: list[int], draft: Draft | None, logits: Tensor, verdict: Verdict) -> None:
+        pass
+
+
+@dataclass
+class SilenceOnly(SpeculativeListening):
+    name: ClassVar[str] = "sl-silence"
+    branches: int = 1
+    use_pool: bool = False
+
+
+@dataclass
+class SilenceRunnerUp(SpeculativeListening):
+    name: ClassVar[str] = "sl-runnerup"
+    use_pool: bool = False

@@ -1,0 +1,336 @@
+"""The engine's fast GPU path: static shapes and one CUDA graph per (query bucket, cache-length bucket).
+
+`FastEngine` is an `Engine` with the same `forward` (linear segments + optional draft
+tree -> logits (1 + n_nodes, V)) and the same `KVCache`; only how a forward runs differs.
+
+    eng = FastEngine(model, max_slots=8192)        # graphs when the model is on CUDA, eager otherwise
+    logits = eng.forward([Segment(ids, kinds)], unit=0)
+
+A forward of T new inputs on the fast path:
+
+1. T is padded to a bucket Tb in `BUCKETS` (1, 2, 4, ..., 128). Pad rows write their
+   K/V to scratch slots [start + T, start + Tb) past the cache's `length`, which no
+   later forward reads; a pad row attends to the past and to itself only, so what it
+   leaves there is finite (a masked slot holding NaN would still poison `P @ V`).
+2. Attention covers the cache slots [0, Lb), Lb = `length_bucket(start + Tb)` (steps of
+   1/8 octave, at least 128), under an additive mask built on the device: slots before
+   `start` are attended, the new slots follow the causal / tree mask, the rest are masked.
+   GQA folds the query heads of a KV head into the query length, q (1, H_kv, G*Tb, D),
+   so the cache is never repeated per head.
+3. Everything that varies goes into static tensors before replay: token ids, the
+   "row is an embedding" flags, positions, `start` and the (Tb, Tb) new-token mask in
+   one int32 buffer (one non-blocking copy from pinned memory); audio embeddings into a
+   static (Tmax, D) buffer.
+4. One CUDA graph per (Tb, Lb) is captured on first use (all graphs share one memory
+   pool) and replayed; logits of the root and tree rows are computed after the graph,
+   exactly as in `Engine`.
+
+No host synchronisation happens inside a forward. Inputs the path does not cover — more
+than `max(BUCKETS)` new tokens, a cache too full for the padding, a model not on CUDA
+(mode "auto") — take `Engine`'s eager path.
+
+Weights: q/k/v (and gate/up, when memory allows) are packed into one matrix each at the
+first fast forward; call `refresh()` after changing the model's weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+import torch.nn.functional as F
+
+from .engine import Engine, Segment, tree_structure
+from .model.decoder import rope_cos_sin
+from .model.duplex import DuplexLM
+
+BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
+MODES = ("auto", "eager", "static", "graph")
+
+
+def query_bucket(n: int, buckets: tuple[int, ...] = BUCKETS) -> int | None:
+    """The smallest bucket holding n new tokens, or None when n exceeds the largest."""
+    for b in buckets:
+        if n <= b:
+            return b
+    return None
+
+
+def length_bucket(n: int, max_slots: int) -> int:
+    """Cache slots attention covers when the forward's last slot is n - 1: n rounded up to 1/8 octave (≥ 128)."""
+    step = max(128, 1 << max(0, n.bit_length() - 4))
+    return min(max_slots, -(-n // step) * step)
+
+
+@dataclass
+class PackedBlock:
+    """One decoder block's weights in the layout the fast path reads."""
+
+    ln1: torch.Tensor
+    eps1: float
+    wqkv: torch.Tensor  # ((H + 2 H_kv) D, hidden)
+    bqkv: torch.Tensor | None
+    wo: torch.Tensor
+    ln2: torch.Tensor
+    eps2: float
+    wgu: torch.Tensor | None  # (2 I, hidden) when gate/up are fused
+    wg: torch.Tensor
+    wu: torch.Tensor
+    wd: torch.Tensor
+
+
+class FastEngine(Engine):
+    """`Engine` with a static-shape CUDA-graph forward.
+
+    mode: "auto" (graphs on CUDA, eager elsewhere), "eager" (always `Engine`'s path),
+    "static" (the static-shape path without graph capture, on any device: for tests),
+    "graph" (static path + CUDA graphs; needs CUDA). Switch at any time: `eng.mode = "eager"`.
+    fuse_mlp: pack gate/up into one matrix (costs a copy of them); None = when device memory allows.
+    """
+
+    def __init__(self, model: DuplexLM, max_slots: int = 8192, clock=None, *, mode: str = "auto",
+                 buckets: Iterable[int] = BUCKETS, fuse_mlp: bool | None = None):
+        super().__init__(model, max_slots, clock)
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        if mode == "graph" and model.device.type != "cuda":
+            raise ValueError("mode 'graph' needs a model on CUDA")
+        self.mode = mode
+        self.buckets = tuple(sorted(set(int(b) for b in buckets)))
+        self.fuse_mlp = fuse_mlp
+        self.graphs: dict[tuple[int, int], tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
+        self.fast_forwards = 0  # forwards that took the static path (for tests and reports)
+        self.blocks: list[PackedBlock] | None = None
+
+    # ------------------------------------------------------------ which path
+    @property
+    def uses_static(self) -> bool:
+        return self.mode in ("static", "graph") or (self.mode == "auto" and self.model.device.type == "cuda")
+
+    @property
+    def uses_graphs(self) -> bool:
+        return self.mode == "graph" or (self.mode == "auto" and self.model.device.type == "cuda")
+
+    def _forward(self, linear, unit, tree_tokens, tree_parents, tree_kinds):
+        n_lin = sum(len(s) for s in linear)
+        t = n_lin + len(tree_tokens)
+        tb = query_bucket(t, self.buckets)
+        cache = self.cache
+        if not self.uses_static or n_lin < 1 or tb is None or cache.length + tb > cache.max_slots:
+            return super()._forward(linear, unit, tree_tokens, tree_parents, tree_kinds)
+        self._ensure_ready()
+        start, base = cache.length, cache.next_pos
+        segs = [s.data for s in linear]
+        kinds = [k for s in linear for k in s.kinds]
+        pos = torch.arange(base, base + n_lin)
+        anc = None
+        if tree_tokens:
+            segs.append(torch.tensor(tree_tokens, dtype=torch.long))
+            kinds += list(tree_kinds) if tree_kinds is not None else [0] * len(tree_tokens)
+            depth, anc = tree_structure(tree_parents)
+            pos = torch.cat([pos, base + n_lin - 1 + depth])
+        self._stage(tb, start, segs, pos, n_lin, anc)
+        cache.reserve(pos, unit, kinds)
+        hidden = self._run(tb, length_bucket(start + tb, cache.max_slots))
+        self.fast_forwards += 1
+        return self.model.lm.logits(hidden[0, n_lin - 1:t])
+
+    # ------------------------------------------------------------ static buffers
+    def _ensure_ready(self) -> None:
+        if self.blocks is not None:
+            return
+        m, dev = self.model, self.model.device
+        cfg = m.cfg.decoder
+        tmax = max(self.buckets)
+        self.x_ext = torch.zeros(tmax, cfg.hidden_size, dtype=m.dtype, device=dev)  # embedding rows
+        self.meta = {tb: torch.zeros(_meta_len(tb), dtype=torch.int32, device=dev) for tb in self.buckets}
+        cuda = dev.type == "cuda"
+        self._host = [torch.zeros(_meta_len(tmax), dtype=torch.int32, pin_memory=cuda) for _ in range(2)]
+        self._events = [torch.cuda.Event() if cuda else None for _ in range(2)]
+        self._ring = 0
+        self._templates: dict[tuple[int, int], torch.Tensor] = {}
+        self.cols = torch.arange(self.cache.max_slots, device=dev)
+        self.rows = torch.arange(tmax, device=dev)
+        self._zero = torch.zeros((), dtype=m.dtype, device=dev)
+        self._ninf = torch.full((), float("-inf"), dtype=m.dtype, device=dev)
+        self._pool = torch.cuda.graph_pool_handle() if cuda else None
+        self._cache_ptr = self.cache.k.data_ptr()
+        self.blocks = self._pack()
+
+    def _pack(self) -> list[PackedBlock]:
+        layers = self.model.lm.model.layers
+        fuse = self.fuse_mlp
+        if fuse is None:
+            gu_bytes = sum(2 * b.mlp.gate_proj.weight.numel() * b.mlp.gate_proj.weight.element_size() for b in layers)
+            fuse = _free_bytes(self.model.device) > 2 * gu_bytes + (1 << 30)
+        out = []
+        for blk in layers:
+            a, mlp = blk.self_attn, blk.mlp
+            bias = None
+            if a.q_proj.bias is not None:
+                bias = torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]).detach()
+            out.append(PackedBlock(
+                ln1=blk.input_layernorm.weight.detach(), eps1=blk.input_layernorm.eps,
+                wqkv=torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]).detach(), bqkv=bias,
+                wo=a.o_proj.weight.detach(),
+                ln2=blk.post_attention_layernorm.weight.detach(), eps2=blk.post_attention_layernorm.eps,
+                wgu=torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight]).detach() if fuse else None,
+                wg=mlp.gate_proj.weight.detach(), wu=mlp.up_proj.weight.detach(), wd=mlp.down_proj.weight.detach()))
+        return out
+
+    def refresh(self) -> None:
+        """Re-pack the weights and drop captured graphs (after the model's weights changed)."""
+        self.graphs.clear()
+        self.blocks = None
+
+    def _template(self, tb: int, t: int) -> torch.Tensor:
+        """(tb, tb) int32: causal among the t real rows, each pad row sees only itself."""
+        key = (tb, t)
+        if key not in self._templates:
+            m = torch.zeros(tb, tb, dtype=torch.int32)
+            m[:t, :t] = torch.ones(t, t, dtype=torch.int32).tril()
+            m[t:, t:] = torch.eye(tb - t, dtype=torch.int32)
+            self._templates[key] = m
+        return self._templates[key]
+
+    def _stage(self, tb: int, start: int, segs: list[torch.Tensor], pos: torch.Tensor, n_lin: int,
+               anc: torch.Tensor | None) -> None:
+        """Write one forward's inputs into the static tensors: meta[tb] and the embedding rows of x_ext."""
+        self._ring ^= 1
+        ev = self._events[self._ring]
+        if ev is not None:
+            ev.synchronize()  # the copy out of this pinned buffer two forwards ago has run
+        st = self._host[self._ring][:_meta_len(tb)]
+        ids, ext, p = st[1:1 + tb], st[1 + tb:1 + 2 * tb], st[1 + 2 * tb:1 + 3 * tb]
+        mask = st[1 + 3 * tb:].view(tb, tb)
+        r = 0
+        for seg in segs:
+            k = seg.shape[0]
+            if seg.dtype == torch.long and seg.device.type == "cpu":
+                ids[r:r + k] = seg
+                ext[r:r + k] = 0
+            else:  # embeddings (or ids already on the device, embedded here)
+                rows = self.model.lm.embed(seg) if seg.dtype == torch.long else seg
+                self.x_ext[r:r + k].copy_(rows, non_blocking=True)
+                ext[r:r + k] = 1
+            r += k
+        p[:r] = pos
+        mask.copy_(self._template(tb, r))
+        if anc is not None:
+            mask[n_lin:r, n_lin:r] = anc
+        st[0] = start
+        self.meta[tb].copy_(st, non_blocking=True)
+        if ev is not None:
+            ev.record()
+
+    # ------------------------------------------------------------ the static forward
+    def _static(self, tb: int, lb: int) -> torch.Tensor:
+        """The decoder over static tensors: reads meta[tb], x_ext, writes cache slots start + [0, tb).
+
+        Returns hidden states after the final norm (1, tb, hidden). Shapes depend on (tb, lb) only.
+        """
+        lm, cache = self.model.lm, self.cache
+        cfg = lm.cfg
+        h, hkv, d, dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
+        g, half = h // hkv, d // 2
+        meta = self.meta[tb]
+        start = meta[:1].long()
+        ids, ext, pos = meta[1:1 + tb], meta[1 + tb:1 + 2 * tb] != 0, meta[1 + 2 * tb:1 + 3 * tb]
+        new = meta[1 + 3 * tb:].view(tb, tb) != 0
+
+        rel = self.cols[:lb] - start  # (lb,) slot index relative to the first new slot
+        in_new = (rel >= 0) & (rel < tb)
+        allowed = (new.index_select(1, rel.clamp(0, tb - 1)) & in_new) | (rel < 0)  # (tb, lb)
+        mask = torch.where(allowed, self._zero, self._ninf)
+        if g > 1:
+            mask = mask.repeat(g, 1)  # (g*tb, lb): row gi*tb + t is query t of head gi
+        slots = start + self.rows[:tb]
+
+        x = torch.where(ext[:, None], self.x_ext[:tb], lm.model.embed_tokens(ids))[None]  # (1, tb, dim)
+        x2 = x.view(tb, dim)
+        cos, sin = rope_cos_sin(pos[None], d, cfg.rope_theta, x.dtype)  # (1, 1, tb, d)
+        cos, sin = cos.transpose(1, 2), sin.transpose(1, 2)  # (1, tb, 1, d)
+        sin = torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)  # rotate-half's sign folded in
+        for i, b in enumerate(self.blocks):
+            hn = F.rms_norm(x, (dim,), b.ln1, b.eps1)
+            qkv = F.linear(hn, b.wqkv, b.bqkv)  # (1, tb, (h + 2 hkv) d)
+            qk = qkv[..., :(h + hkv) * d].view(1, tb, h + hkv, d)
+            qk = torch.addcmul(qk * cos, torch.cat([qk[..., half:], qk[..., :half]], dim=-1), sin)  # RoPE
+            kc, vc = cache.k[i], cache.v[i]  # (1, hkv, S_max, d)
+            kc.index_copy_(2, slots, qk[:, :, h:].transpose(1, 2))
+            vc.index_copy_(2, slots, qkv[..., (h + hkv) * d:].view(1, tb, hkv, d).transpose(1, 2))
+            q = qk[:, :, :h].unflatten(2, (hkv, g)).permute(0, 2, 3, 1, 4).reshape(1, hkv, g * tb, d)
+            o = F.scaled_dot_product_attention(q, kc[:, :, :lb], vc[:, :, :lb], attn_mask=mask)  # (1, hkv, g*tb, d)
+            o = o.unflatten(2, (g, tb)).permute(0, 3, 1, 2, 4).reshape(tb, h * d)
+            x2.addmm_(o, b.wo.t())  # residual fused into the GEMM
+            hn = F.rms_norm(x, (dim,), b.ln2, b.eps2).view(tb, dim)
+            if b.wgu is not None:
+                gu = F.linear(hn, b.wgu)
+                inter = gu.shape[-1] // 2
+                act = F.silu(gu[:, :inter]).mul_(gu[:, inter:])
+            else:
+                act = F.silu(F.linear(hn, b.wg)).mul_(F.linear(hn, b.wu))
+            x2.addmm_(act, b.wd.t())
+        return F.rms_norm(x, (dim,), lm.model.norm.weight, lm.model.norm.eps)
+
+    # ------------------------------------------------------------ graphs
+    def _run(self, tb: int, lb: int) -> torch.Tensor:
+        if not self.uses_graphs:
+            return self._static(tb, lb)
+        if self.cache.k.data_ptr() != self._cache_ptr:  # a new cache: graphs point at the old one
+            self.graphs.clear()
+            self._cache_ptr = self.cache.k.data_ptr()
+        entry = self.graphs.get((tb, lb))
+        if entry is None:
+            entry = self.graphs[(tb, lb)] = self._capture(tb, lb)
+        entry[0].replay()
+        return entry[1]
+
+    def _capture(self, tb: int, lb: int) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
+        """Warm up on a side stream (the staged inputs are real, so this writes what replay writes), then capture."""
+        side = torch.cuda.Stream(self.model.device)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                self._static(tb, lb)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self._pool):
+            out = self._static(tb, lb)
+        return graph, out
+
+    @torch.no_grad()
+    def warmup(self, contexts: Iterable[int], buckets: Iterable[int] | None = None) -> int:
+        """Capture now the graphs forwards at these resident lengths will use, so none is captured mid-session.
+
+        Leaves the cache's contents and ledger as they were. Returns the number of graphs captured.
+        """
+        if not self.uses_graphs:
+            return 0
+        self._ensure_ready()
+        cache, n = self.cache, 0
+        for c in contexts:
+            for tb in buckets or self.buckets:
+                lb = length_bucket(c + tb, cache.max_slots)
+                if c + tb > cache.max_slots or (tb, lb) in self.graphs:
+                    continue
+                saved = cache.k[:, :, :, c:c + tb].clone(), cache.v[:, :, :, c:c + tb].clone()
+                self._stage(tb, c, [torch.zeros(tb, dtype=torch.long)], torch.zeros(tb, dtype=torch.long), tb, None)
+                self.graphs[(tb, lb)] = self._capture(tb, lb)
+                cache.k[:, :, :, c:c + tb], cache.v[:, :, :, c:c + tb] = saved
+                n += 1
+        return n
+
+
+def _meta_len(tb: int) -> int:
+    return 1 + 3 * tb + tb * tb  # start | ids | is-embedding | positions | (tb, tb) mask
+
+
+def _free_bytes(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 1 << 62
+    return torch.cuda.mem_get_info(device)[0]
+
+
+__all__ = ["BUCKETS", "FastEngine", "PackedBlock", "Segment", "length_bucket", "query_bucket"]

@@ -1,0 +1,49 @@
+"""Audio augmentation: coloured noise at a drawn SNR and a random overall gain."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+NOISE_EXPONENT = {"white": 0.0, "pink": 1.0, "brown": 2.0}  # power spectrum ~ 1 / f^exponent
+
+
+@dataclass(frozen=True)
+class Augment:
+    """Per-session augmentation drawn at render time."""
+
+    noise_prob: float = 0.7  # chance of a continuous noise floor
+    snr_db: tuple[float, float] = (10.0, 40.0)
+    colors: tuple[str, ...] = ("white", "pink", "brown")
+    gain_db: tuple[float, float] = (-12.0, 3.0)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+CLEAN = Augment(noise_prob=0.0, gain_db=(0.0, 0.0))
+
+
+def colored_noise(n: int, color: str, gen: np.random.Generator) -> np.ndarray:
+    """Unit-RMS noise (n,) whose power falls as 1/f^k (white k=0, pink 1, brown 2)."""
+    if n <= 0:
+        return np.zeros(0, dtype=np.float32)
+    spec = np.fft.rfft(gen.standard_normal(n))
+    f = np.arange(len(spec), dtype=np.float64)
+    f[0] = 1.0
+    spec /= f ** (NOISE_EXPONENT[color] / 2)
+    y = np.fft.irfft(spec, n)
+    return (y / (np.sqrt(np.mean(y**2)) + 1e-12)).astype(np.float32)
+
+
+def add_noise(audio: np.ndarray, start: int, end: int, color: str, snr_db: float, speech_rms: float,
+              gen: np.random.Generator, fade: int = 320) -> None:
+    """Add noise in place to audio[start:end] at `snr_db` below `speech_rms`, with short fades."""
+    start, end = max(0, start), min(len(audio), end)
+    n = end - start
+    if n <= 0:
+        return
+    noise = colored_noise(n, color, gen) * speech_rms * 10 ** (-snr_db / 20)
+    ramp = np.minimum(1.0, np.minimum(np.arange(n) + 1, np.arange(n)[::-1] + 1) / fade)
+    audio[start:end] += noise * ramp.astype(np.float32)

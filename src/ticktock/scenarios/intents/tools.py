@@ -1,0 +1,129 @@
+"""Tool requests: flights, weather, timers, currency, tables; some with self-corrections.
+
+A self-correction says a wrong value first and fixes it ("from tokyo, no, osaka"); the
+expected call always carries the corrected value.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..text import number_words
+from ..world import CITIES, CURRENCIES, DAY_CODE, DAYS, RESTAURANTS, format_call, run_tool
+from .exchange import Exchange, phrase
+
+CORRECTIONS = ["{w}, no, {r}", "{w}, sorry, i mean {r}", "{w}, no wait, {r}", "{w}, actually, {r}"]
+TIMER_MINUTES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 45, 60, 90]
+AMOUNTS = [5, 10, 20, 25, 50, 100, 200, 500, 1000]
+
+
+class Slots:
+    """Fills the `n` slots of a request in order; with probability `p_correct` one of them,
+    chosen at random, is said wrong first and then corrected."""
+
+    def __init__(self, rng: random.Random, p_correct: float, n: int) -> None:
+        self.rng = rng
+        self.target = rng.randrange(n) if rng.random() < p_correct else -1
+        self.i = 0
+
+    def say(self, right: str, pool: list[str]) -> str:
+        """The spoken slot value: `right`, or for the chosen slot 'wrong, no, right'."""
+        i, self.i = self.i, self.i + 1
+        if i != self.target:
+            return right
+        wrong = self.rng.choice([p for p in pool if p != right])
+        return self.rng.choice(CORRECTIONS).format(w=wrong, r=right)
+
+
+def _exchange(req: str, reply_of, name: str, **kwargs: object) -> Exchange:
+    call = format_call(name, **kwargs)
+    result = run_tool(call)
+    return Exchange(req, reply_of(result), call=call, result=result, intent=name)
+
+
+def flights(rng: random.Random, p_correct: float = 0.35) -> Exchange:
+    o, d = rng.sample(CITIES, 2)
+    day = rng.choice(DAYS)
+    s = Slots(rng, p_correct, 3)
+    others = [c.name for c in CITIES if c not in (o, d)]
+    slots = dict(o=s.say(o.name, others), d=s.say(d.name, others), day=s.say(day, DAYS))
+    req = phrase(rng, ["book me a flight | from {o} to {d} | on {day}.",
+                       "i need a flight from {o} | to {d} on {day}.",
+                       "can you find flights | from {o} to {d} | for {day}?",
+                       "please look for a flight to {d} | from {o} on {day}.",
+                       "are there any flights on {day} | from {o} to {d}?",
+                       "i want to fly from {o} | to {d} this {day}."], **slots)
+
+    def reply(result: str) -> str:
+        flight, rest = result.split(" at ")
+        time, price = rest.split(", ")
+        return f"i found {flight} at {time} for {price}."
+    return _exchange(req, reply, "find_flights", origin=o.code, dest=d.code, day=DAY_CODE[day])
+
+
+def weather(rng: random.Random, p_correct: float = 0.35) -> Exchange:
+    city, day = rng.choice(CITIES), rng.choice(DAYS)
+    s = Slots(rng, p_correct, 2)
+    slots = dict(c=s.say(city.name, [c.name for c in CITIES]), day=s.say(day, DAYS))
+    req = phrase(rng, ["what's the weather | in {c} on {day}?", "will it rain in {c} | on {day}?",
+                       "how is the weather going to be | in {c} on {day}?",
+                       "tell me the weather for {c} | on {day}.",
+                       "check the weather in {c} | for {day} please."], **slots)
+    return _exchange(req, lambda r: f"on {day}, {city.name} will be {r}.", "get_weather",
+                     city=city.code, day=DAY_CODE[day])
+
+
+def timer(rng: random.Random, p_correct: float = 0.35) -> Exchange:
+    n = rng.choice(TIMER_MINUTES)
+    s = Slots(rng, p_correct, 1)
+    spoken = s.say(number_words(n), [number_words(m) for m in TIMER_MINUTES])
+    req = phrase(rng, ["set a timer | for {n} minutes.", "please start a timer | for {n} minutes.",
+                       "can you set a timer | for {n} minutes?", "i need a timer, | {n} minutes please.",
+                       "remind me | in {n} minutes."], n=spoken)
+    unit = "minute" if n == 1 else "minutes"
+    return _exchange(req, lambda r: f"okay, your timer is set for {n} {unit}.", "set_timer", minutes=n)
+
+
+def currency(rng: random.Random, p_correct: float = 0.35) -> Exchange:
+    src, dst = rng.sample(list(CURRENCIES), 2)
+    amt = rng.choice(AMOUNTS)
+    s = Slots(rng, p_correct, 2)
+    plurals = [v[1] for v in CURRENCIES.values()]
+    slots = dict(a=number_words(amt), s=s.say(CURRENCIES[src][1], plurals),
+                 d=s.say(CURRENCIES[dst][1], plurals))
+    req = phrase(rng, ["how much is {a} {s} | in {d}?", "convert {a} {s} | to {d}.",
+                       "what are {a} {s} | worth in {d}?", "change {a} {s} | into {d} please."], **slots)
+
+    def reply(result: str) -> str:
+        value = result.split(" is ")[1].split()[0]
+        return f"{amt} {CURRENCIES[src][1]} is {value} {CURRENCIES[dst][1]}."
+    return _exchange(req, reply, "convert_currency", amount=amt, src=src, dst=dst)
+
+
+def _spoken_time(hour: int, minute: int) -> str:
+    return f"{number_words(hour - 12)}{' thirty' if minute else ''} pm"
+
+
+def table(rng: random.Random, p_correct: float = 0.35) -> Exchange:
+    rest, people = rng.choice(RESTAURANTS), rng.randint(1, 8)
+    hour, minute = rng.randint(17, 21), rng.choice([0, 30])
+    s = Slots(rng, p_correct, 2)
+    p_words = s.say(number_words(people), [number_words(i) for i in range(1, 9)])
+    times = [_spoken_time(h, m) for h in range(17, 22) for m in (0, 30)]
+    slots = dict(r=rest, p=p_words, t=s.say(_spoken_time(hour, minute), times),
+                 who="person" if people == 1 else "people")
+    req = phrase(rng, ["book a table | for {p} {who} at {r} | at {t}.",
+                       "i'd like a table at {r} | for {p} {who} at {t}.",
+                       "can you reserve a table for {p} | at {r}, at {t}?",
+                       "please get us a table at {r} | at {t} for {p} {who}."], **slots)
+    time = f"{hour}:{minute:02d}"
+    return _exchange(req, lambda r: f"your table for {people} at {rest} at {time} is {r}.",
+                     "book_table", restaurant=rest, people=people, time=time)
+
+
+INTENTS = [flights, flights, weather, timer, currency, table]
+
+
+def tool_request(rng: random.Random, p_correct: float = 0.35) -> Exchange:
+    """A random tool request; with probability `p_correct` one slot is self-corrected."""
+    return rng.choice(INTENTS)(rng, p_correct)

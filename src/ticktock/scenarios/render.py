@@ -1,0 +1,88 @@
+"""Render a Script to 16 kHz audio with exact word times.
+
+    renderer = EspeakRenderer()
+    out = render_session(script, draw_voice(rng, "heldout"), rng, renderer)
+    out.audio      # float32 (out.script.n_units * 16000,)
+    out.words      # [{word, start, end, speaker, role, voice, gain_db}], seconds
+    out.script     # the script laid out again with the voice's real word durations
+
+The plan is laid out with each word's real duration (so all timing rules hold for the audio
+actually produced), the word clips are mixed at their start samples, noise bursts of the
+plan and the augmentation's noise floor are added relative to the user's speech level, and
+a random gain is applied.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from .augment import Augment, add_noise
+from .espeak import SAMPLE_RATE, EspeakRenderer
+from .plan import Plan, Say
+from .script import CHUNK_S, Script
+from .text import spoken_words
+from .timeline import realize
+from .voices import Voice, draw_voice, split_of
+
+
+@dataclass
+class Rendered:
+    audio: np.ndarray  # (n_units * 16000,) float32
+    words: list[dict]
+    script: Script
+    voice: dict  # {"main": Voice dict, "other": Voice dict | None, "noise": {...} | None, "gain_db"}
+
+
+def _words_by_voice(plan: Plan) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {"main": set(), "other": set()}
+    for ev in plan.events:
+        if isinstance(ev, Say):
+            out[ev.voice].update(spoken_words(ev.text))
+        elif ev.kind == "reply":
+            for bc in ev.backchannels:
+                out["main"].update(spoken_words(bc.text))
+    return out
+
+
+def render_session(script: Script, voice: Voice, rng: random.Random, renderer: EspeakRenderer,
+                   augment: Augment = Augment(), other: Voice | None = None) -> Rendered:
+    """Audio, word times and the re-timed script of one session in `voice`.
+
+    `other` is the background talker's voice (drawn from the same split as `voice` when
+    needed and not given). All randomness (noise, gain) comes from `rng`.
+    """
+    plan = Plan.from_dict(script.plan)
+    wanted = _words_by_voice(plan)
+    voices = {"main": voice}
+    if wanted["other"]:
+        voices["other"] = other or draw_voice(rng, split_of(voice.name), exclude=voice.name)
+    clips = {k: renderer.words(wanted[k], v) for k, v in voices.items()}
+    script, tl = realize(script, lambda w, v: len(clips[v][w]) / SAMPLE_RATE)
+
+    audio = np.zeros(int(round(tl.n_units * CHUNK_S * SAMPLE_RATE)), dtype=np.float32)
+    sq, n_speech = 0.0, 0
+    for w in tl.words:
+        clip = clips[w["voice"]][w["word"]] * np.float32(10 ** (w["gain_db"] / 20))
+        a = int(round(w["start"] * SAMPLE_RATE))
+        audio[a: a + len(clip)] += clip[: len(audio) - a]
+        if w["speaker"] == "user":
+            sq, n_speech = sq + float(np.sum(clip**2)), n_speech + len(clip)
+    speech_rms = float(np.sqrt(sq / max(1, n_speech))) or 0.1
+
+    gen = np.random.default_rng(rng.getrandbits(63))
+    for nz in tl.noises:
+        add_noise(audio, int(nz["start"] * SAMPLE_RATE), int(nz["end"] * SAMPLE_RATE), nz["color"],
+                  nz["snr_db"], speech_rms, gen)
+    floor = None
+    if rng.random() < augment.noise_prob:
+        floor = {"color": rng.choice(augment.colors), "snr_db": round(rng.uniform(*augment.snr_db), 1)}
+        add_noise(audio, 0, len(audio), floor["color"], floor["snr_db"], speech_rms, gen)
+    gain_db = round(rng.uniform(*augment.gain_db), 1)
+    audio *= np.float32(10 ** (gain_db / 20))
+    np.clip(audio, -1.0, 1.0, out=audio)
+    info = {"main": voice.to_dict(), "other": voices["other"].to_dict() if "other" in voices else None,
+            "noise": floor, "gain_db": gain_db}
+    return Rendered(audio, tl.words, script, info)

@@ -1,0 +1,171 @@
+"""Named suites of sessions (disjoint seeds, held-out voices for evaluation) and writing them.
+
+    scripts = make_scripts("quick")                  # 45 Scripts, families round-robin
+    write_suite("quick", "data/quick")               # data/quick/audio/<id>.wav + manifest.jsonl
+    entries = load_manifest("data/quick")            # one dict per session
+
+Manifest line: the Script dict + "audio" (wav path relative to the suite folder),
+"voice" ({main, other, noise, gain_db}), "words" ([{word, start, end, speaker, role, voice,
+gain_db}]), "suite", "sample_rate".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass, field
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import soundfile as sf
+
+from .augment import Augment
+from .espeak import SAMPLE_RATE, EspeakRenderer
+from .families import FAMILIES, long_session
+from .render import Rendered, render_session
+from .script import Script
+from .voices import draw_voice
+
+GENERATORS: dict[str, Callable[[random.Random], Script]] = {**FAMILIES, "long": long_session}
+POOL_MIN_SESSIONS = 32  # render in a process pool from this many sessions on
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    n: int | None  # None: unbounded (training stream)
+    split: str  # voice split: 'train' | 'heldout'
+    seed: int
+    families: tuple[str, ...] = tuple(FAMILIES)
+    augment: Augment = field(default_factory=Augment)
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in (
+    Suite("quick", 45, "heldout", seed=1001),
+    Suite("heldout", 198, "heldout", seed=2002),
+    Suite("full", 756, "heldout", seed=3003),
+    Suite("long", 10, "heldout", seed=4004, families=("long",)),
+    Suite("train", None, "train", seed=0),
+)}
+
+
+def _suite(suite: str | Suite) -> Suite:
+    return suite if isinstance(suite, Suite) else SUITES[suite]
+
+
+def script_at(suite: str | Suite, i: int, seed: int | None = None) -> Script:
+    """The i-th session of a suite (deterministic in suite, seed and i)."""
+    s = _suite(suite)
+    seed = s.seed if seed is None else seed
+    family = s.families[i % len(s.families)]
+    script = GENERATORS[family](random.Random(f"{s.name}:{seed}:{i}"))
+    script.id = f"{s.name}-{i:05d}-{family}"
+    return script
+
+
+def iter_scripts(suite: str | Suite, seed: int | None = None, start: int = 0) -> Iterator[Script]:
+    """Scripts `start`, `start+1`, ... of a suite; endless for an unbounded suite."""
+    s = _suite(suite)
+    i = start
+    while s.n is None or i < s.n:
+        yield script_at(s, i, seed)
+        i += 1
+
+
+def make_scripts(suite: str | Suite, n: int | None = None, seed: int | None = None) -> list[Script]:
+    """The first `n` scripts of a suite (default: the suite's size; required for 'train')."""
+    s = _suite(suite)
+    n = s.n if n is None else n
+    if n is None:
+        raise ValueError(f"suite {s.name!r} is unbounded: pass n")
+    return [script_at(s, i, seed) for i in range(n)]
+
+
+def render_script(script: Script, suite: str | Suite, renderer: EspeakRenderer,
+                  seed: int | None = None) -> Rendered:
+    """Render with the suite's voice split and augmentation; voice and noise depend only on
+    (suite, seed, script id)."""
+    s = _suite(suite)
+    rng = random.Random(f"{s.name}:{s.seed if seed is None else seed}:{script.id}:render")
+    return render_session(script, draw_voice(rng, s.split), rng, renderer, s.augment)
+
+
+def manifest_entry(r: Rendered, suite: str, audio_path: str) -> dict:
+    return {**r.script.to_dict(), "audio": audio_path, "voice": r.voice, "words": r.words,
+            "suite": suite, "sample_rate": SAMPLE_RATE}
+
+
+_WORKER: dict = {}
+
+
+def _render_one(job: tuple[dict, str, str, int | None]) -> dict:
+    script_dict, suite, out_dir, seed = job
+    renderer = _WORKER.setdefault("renderer", EspeakRenderer())
+    r = render_script(Script.from_dict(script_dict), suite, renderer, seed)
+    rel = f"audio/{r.script.id}.wav"
+    sf.write(os.path.join(out_dir, rel), r.audio, SAMPLE_RATE, subtype="PCM_16")
+    return manifest_entry(r, suite, rel)
+
+
+def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = None,
+                progress: bool = True, seed: int | None = None, workers: int | None = None) -> Path:
+    """Render a suite to `out_dir/audio/<id>.wav` (16 kHz PCM16) and `out_dir/manifest.jsonl`."""
+    s = _suite(suite)
+    out = Path(out_dir)
+    (out / "audio").mkdir(parents=True, exist_ok=True)
+    jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed)]
+    workers = workers or (os.cpu_count() or 1)
+    with open(out / "manifest.jsonl", "w") as f, _progress(progress, len(jobs), s.name) as advance:
+        if len(jobs) >= POOL_MIN_SESSIONS and workers > 1:
+            with Pool(workers) as pool:
+                results = pool.imap(_render_one, jobs, chunksize=4)
+                for entry in results:
+                    f.write(json.dumps(entry) + "\n")
+                    advance()
+        else:
+            for job in jobs:
+                f.write(json.dumps(_render_one(job)) + "\n")
+                advance()
+    return out / "manifest.jsonl"
+
+
+class _progress:
+    """A rich progress bar (or nothing) as a context manager yielding an advance() callable."""
+
+    def __init__(self, enabled: bool, total: int, name: str) -> None:
+        self.enabled, self.total, self.name = enabled, total, name
+
+    def __enter__(self) -> Callable[[], None]:
+        if not self.enabled:
+            return lambda: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self.bar = Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
+                            TimeRemainingColumn())
+        self.bar.__enter__()
+        task = self.bar.add_task(f"rendering {self.name}", total=self.total)
+        return lambda: self.bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.__exit__(*exc)
+
+
+def load_manifest(path: str | os.PathLike) -> list[dict]:
+    """The entries of `path/manifest.jsonl` (or of a manifest file given directly)."""
+    p = Path(path)
+    p = p / "manifest.jsonl" if p.is_dir() else p
+    with open(p) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def load_session(path: str | os.PathLike, entry: dict) -> tuple[Script, np.ndarray]:
+    """(Script, float32 16 kHz audio) of one manifest entry of the suite folder `path`."""
+    p = Path(path)
+    p = p.parent if p.is_file() else p
+    audio, sr = sf.read(p / entry["audio"], dtype="float32")
+    assert sr == SAMPLE_RATE, f"expected {SAMPLE_RATE} Hz, got {sr}"
+    return Script.from_dict(entry), audio

@@ -1,0 +1,100 @@
+"""`ticktock train base`: the recipe that makes `ticktock-tiny` from the synthetic world (DESIGN §5, §5a).
+
+* tokenizer: byte-level BPE on every text the world can produce;
+* data: fresh sessions rendered continuously by worker processes (train voices only);
+  a share of them are *listening pre-training* examples — the same audio with a
+  "Transcribe what you hear." system prompt and each unit speaking the words that
+  ended in its chunk — a dense objective that teaches the encoder to hear words;
+* loss: next-token CE on model outputs only; random logical-position offsets;
+* output: model dir (fp16 safetensors + tokenizer + config), train_log.jsonl, loss.png.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..model import DuplexLM, preset, save_model
+from ..model.tokenizer import load_tokenizer, train_tokenizer
+from ..protocol import Decision, DuplexProtocol
+from .examples import TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, transcription_units
+from .trainer import TrainConfig, train
+
+_WORKER: dict = {}
+
+
+@dataclass
+class ExampleFactory:
+    """Picklable-by-fork callable: seed -> one training Example from a freshly rendered session."""
+
+    protocol: DuplexProtocol
+    transcribe_share: float = 0.3
+    max_len: int = 512
+
+    def __call__(self, seed: int) -> Example:
+        from ..scenarios.espeak import EspeakRenderer
+        from ..scenarios.suites import render_script, script_at
+
+        rng = random.Random(seed)
+        renderer = _WORKER.setdefault("renderer", EspeakRenderer())
+        script = script_at("train", rng.randrange(1 << 30), seed=0)
+        r = render_script(script, "train", renderer, seed=seed)
+        n = r.script.n_units
+        if rng.random() < self.transcribe_share:
+            system, units = TRANSCRIBE_SYSTEM, transcription_units(r.words, n)
+        else:
+            system = r.script.system
+            units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
+        return build_example(self.protocol, system, units, r.audio, rng, self.max_len)
+
+
+def build_tokenizer(vocab_size: int = 4096):
+    from ..scenarios import corpus_texts
+
+    texts = corpus_texts() + [TRANSCRIBE_SYSTEM]
+    return train_tokenizer(texts, vocab_size=vocab_size)
+
+
+def plot_losses(log: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in log if "loss" in r]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.5))
+    ax[0].plot([r["step"] for r in rows], [r["loss"] for r in rows])
+    ax[0].set(xlabel="step", ylabel="train loss (outputs)", yscale="log", title="loss")
+    ax[1].plot([r["step"] for r in rows], [r["acc"] for r in rows])
+    ax[1].set(xlabel="step", ylabel="token accuracy", title="accuracy on outputs")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
+               device: str = "cuda", eval_fn=None) -> list[dict]:
+    if init is not None:
+        from ..model.io import load_model
+
+        model, tok = load_model(init, "cpu", torch.float32)
+    else:
+        tok = build_tokenizer(preset(preset_name).decoder.vocab_size)
+        mcfg = preset(preset_name)
+        mcfg.decoder.vocab_size = tok.get_vocab_size()
+        torch.manual_seed(cfg.seed)
+        model = DuplexLM(mcfg)
+    proto = DuplexProtocol(tok)
+    print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size}), flush=True)
+    factory = ExampleFactory(proto, max_len=cfg.max_len)
+    log = train(model, factory, proto.id("pad"), cfg, out, device,
+                on_checkpoint=lambda m: save_model(m, tok, out / "model"), eval_fn=eval_fn)
+    plot_losses(log, out / "loss.png")
+    return log
+
+
+__all__ = ["ExampleFactory", "build_tokenizer", "train_base", "plot_losses", "load_tokenizer"]

@@ -1,0 +1,61 @@
+"""Every decoder is token-identical to autoregressive greedy decoding (add a decoder = add one line)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ticktock.decoding.registry import DECODERS
+from ticktock.session import CostModelClock, DuplexSession
+
+from conftest import noise_chunks, random_model
+
+# Every registered decoder is in the matrix; a new decoder is tested by registering it.
+NAMES = sorted(DECODERS)
+# A fixed cost per forward makes the idle window hold about 30 draft forwards, deterministically.
+PROFILE = {"new_tokens": [1, 256], "context": [0, 100000], "ms": [[30, 30], [30, 30]], "encoder_ms": 1}
+
+
+def run(model, protocol, name, chunks, tools=None):
+    sess = DuplexSession(model, protocol, name, clock=CostModelClock(PROFILE))
+    return sess.run(chunks, tools)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_greedy_lossless(protocol, name, seed):
+    model = random_model(seed, protocol.vocab_size, audio_scale=[0.0, 1.0, 3.0, 0.3][seed])
+    chunks = noise_chunks(6, seed, speech_units=(1, 3))
+    tools = {2: "flight JL123 at 9:40, 120 dollars", 4: "sunny"}
+    ar = run(model, protocol, "ar", chunks, tools)
+    got = run(model, protocol, name, chunks, tools)
+    assert [r.tokens for r in got] == [r.tokens for r in ar]
+    for a, g in zip(ar, got):
+        assert g.forwards <= a.forwards, f"unit {a.index}: {name} used more post-audio forwards than ar"
+
+
+def test_sl_all_accepted_when_audio_is_ignored(protocol):
+    """Audio weights at zero: the silence hypothesis is exact, so each unit takes one post-audio forward."""
+    model = random_model(7, protocol.vocab_size, audio_scale=0.0)
+    sl = run(model, protocol, "sl", noise_chunks(5, 7))
+    assert all(r.forwards == 1 for r in sl)
+    assert sum(len(r.tokens) for r in sl) > len(sl)  # and units are not trivially one token
+
+
+def test_sl_long_unit_beyond_idle_window(protocol):
+    """A window too short to draft the whole unit: drafting stops, the rest is decoded after the audio."""
+    model = random_model(8, protocol.vocab_size, audio_scale=0.0)
+    slow = {"new_tokens": [1, 256], "context": [0, 100000], "ms": [[300, 300], [300, 300]], "encoder_ms": 1}
+    chunks = noise_chunks(3, 8)
+    ar = DuplexSession(model, protocol, "ar", clock=CostModelClock(slow)).run(chunks)
+    sl = DuplexSession(model, protocol, "sl", clock=CostModelClock(slow)).run(chunks)
+    assert [r.tokens for r in sl] == [r.tokens for r in ar]
+    assert any(r.forwards > 1 for r in sl)
+
+
+def test_sl_draft_rejected_when_audio_dominates(protocol):
+    model = random_model(9, protocol.vocab_size, audio_scale=5.0)
+    chunks = [np.random.default_rng(i).standard_normal(16000).astype(np.float32) * 0.5 for i in range(4)]
+    ar = run(model, protocol, "ar", chunks)
+    sl = run(model, protocol, "sl", chunks)
+    assert [r.tokens for r in sl] == [r.tokens for r in ar]

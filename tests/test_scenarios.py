@@ -1,0 +1,184 @@
+"""The synthetic world: scripts obey the timing rules, rendering gives exact word times."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from ticktock.scenarios import (CHUNK_S, FAMILIES, HELDOUT_VOICES, RESPONSE_DELAY_S, SAMPLE_RATE,
+                                SUITES, TRAIN_VOICES, EspeakRenderer, Script, Voice, check_script,
+                                corpus_texts, espeak_available, load_manifest, long_session,
+                                make_scripts, onset_unit, parse_call, realize, render_script,
+                                render_session, run_tool, write_suite)
+from ticktock.scenarios.text import speech_pieces
+from ticktock.scenarios.voices import draw_voice
+
+needs_espeak = pytest.mark.skipif(not espeak_available(), reason="espeak-ng not installed")
+N_PER_FAMILY = 40
+
+
+@pytest.fixture(scope="module")
+def renderer() -> EspeakRenderer:
+    return EspeakRenderer()
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_family_scripts_are_valid(family: str) -> None:
+    for i in range(N_PER_FAMILY):
+        s = FAMILIES[family](random.Random(i))
+        assert s.family == family
+        check_script(s)
+        _, tl = realize(s)
+        check_script(s, tl.words)
+        for u in s.units:
+            if u.decision == "tool":
+                name, _ = parse_call(u.content)
+                assert s.units[u.index + 1].tool_result == run_tool(u.content), "result on the next unit"
+        assert any(u.decision != "listen" for u in s.units) or family == "background"
+        assert s.units[0].decision == "listen" and s.units[-1].decision == "listen"
+
+
+@pytest.mark.parametrize("family,tag", [("pause_handling", "pause"), ("backchannel", "backchannel"),
+                                        ("interruption", "barge_in"), ("background", "background"),
+                                        ("tool_call", "tool"), ("dictation_recall", "recall")])
+def test_family_marks_its_event(family: str, tag: str) -> None:
+    for i in range(N_PER_FAMILY):
+        s = FAMILIES[family](random.Random(i))
+        tagged = [u for u in s.units if tag in u.tags]
+        assert tagged, f"{family} session {i} has no {tag!r} unit"
+        if tag in ("pause", "barge_in", "background"):
+            assert all(u.decision == "listen" for u in tagged if "turn_end" not in u.tags)
+        if tag == "backchannel":
+            assert all(u.decision == "speak" for u in tagged), "the model keeps speaking"
+
+
+def test_onset_rule() -> None:
+    assert onset_unit(3.3) == 3  # chunk 3 ends at 4.0 >= 3.9
+    assert onset_unit(3.4) == 3  # 4.0 >= 4.0
+    assert onset_unit(3.41) == 4
+    s = FAMILIES["short_qa"](random.Random(0))
+    first = next(u for u in s.units if u.decision != "listen")
+    last_end = max(w.end_s for w in s.utterances if w.speaker == "user")
+    assert (first.index + 1) * CHUNK_S >= last_end + RESPONSE_DELAY_S > first.index * CHUNK_S
+
+
+def test_answer_and_tool_call_match_units() -> None:
+    s = FAMILIES["tool_call"](random.Random(3))
+    assert s.tool_call in [u.content for u in s.units if u.decision == "tool"]
+    spoken = [u for u in s.units if "answer" in u.tags and u.decision == "speak"]
+    assert " ".join(u.content for u in spoken) == s.answer
+    assert spoken[-1].turn_end and not any(u.turn_end for u in spoken[:-1])
+
+
+def test_speech_pieces_roundtrip() -> None:
+    text = "i found flight JL123 at 9:40 for 120 dollars. the capital of peru is lima."
+    pieces = speech_pieces(text)
+    assert " ".join(pieces) == text and all(1 <= len(p.split()) <= 4 for p in pieces)
+
+
+def test_scripts_are_deterministic_and_serialisable() -> None:
+    a, b = make_scripts("quick", n=18), make_scripts("quick", n=18)
+    assert [x.to_dict() for x in a] == [x.to_dict() for x in b]
+    assert [x.family for x in a[:9]] == list(FAMILIES), "families round-robin"
+    for s in a:
+        d = json.loads(json.dumps(s.to_dict()))
+        assert Script.from_dict(d).to_dict() == s.to_dict()
+    assert make_scripts("quick", n=3, seed=7)[0].to_dict() != a[0].to_dict()
+
+
+def test_suites_have_distinct_seeds_and_voice_splits() -> None:
+    assert len({s.seed for s in SUITES.values()}) == len(SUITES)
+    assert SUITES["train"].split == "train" and SUITES["train"].n is None
+    assert all(s.split == "heldout" for k, s in SUITES.items() if k != "train")
+    assert not set(TRAIN_VOICES) & set(HELDOUT_VOICES)
+    bases = lambda vs: {v.split("+")[0] for v in vs}  # noqa: E731
+    variants = lambda vs: {v.split("+")[1] for v in vs}  # noqa: E731
+    assert not bases(TRAIN_VOICES) & bases(HELDOUT_VOICES)
+    assert not variants(TRAIN_VOICES) & variants(HELDOUT_VOICES)
+    rng = random.Random(0)
+    assert {draw_voice(rng, "heldout").name for _ in range(50)} <= set(HELDOUT_VOICES)
+
+
+def test_long_session_has_recall() -> None:
+    s = long_session(random.Random(0), minutes=3)
+    check_script(s)
+    assert s.n_units >= 180 and len(s.recall) >= 3
+    assert sum("recall" in u.tags and u.turn_end for u in s.units) == len(s.recall)
+
+
+def test_corpus_texts() -> None:
+    lines = corpus_texts(n_scripts=90)
+    assert len(lines) > 500 and len(set(lines)) == len(lines)
+    assert any(line.startswith("find_flights(") for line in lines)
+    assert len({w for line in lines for w in line.split()}) < 5000
+
+
+@needs_espeak
+def test_render_session(renderer: EspeakRenderer) -> None:
+    for family in ("pause_handling", "background"):
+        s = FAMILIES[family](random.Random(1))
+        rng = random.Random(1)
+        out = render_session(s, Voice("en-us+m3", 170, 50), rng, renderer)
+        assert out.audio.dtype == np.float32 and out.audio.shape == (out.script.n_units * SAMPLE_RATE,)
+        assert np.isfinite(out.audio).all() and np.abs(out.audio).max() <= 1.0
+        check_script(out.script, out.words)
+        words = [w for w in out.words if w["speaker"] == "user"]
+        assert [w["word"] for w in words[:3]] == s.utterances[0].text.replace(",", "").split()[:3] \
+            or family == "background"
+        for w in out.words:  # each word's clip really is there: louder than the silence before
+            a, b = int(w["start"] * SAMPLE_RATE), int(w["end"] * SAMPLE_RATE)
+            assert 0 <= a < b <= len(out.audio)
+
+
+@needs_espeak
+def test_render_places_words_exactly(renderer: EspeakRenderer) -> None:
+    from ticktock.scenarios.augment import CLEAN
+
+    s = FAMILIES["short_qa"](random.Random(5))
+    out = render_session(s, Voice("en-us+f2", 160, 50), random.Random(0), renderer, CLEAN)
+    mask = np.zeros(len(out.audio), dtype=bool)
+    for w in out.words:
+        mask[int(w["start"] * SAMPLE_RATE): int(w["end"] * SAMPLE_RATE) + 1] = True
+    assert np.abs(out.audio[~mask]).max() < 1e-3, "sound outside the word spans"
+    assert np.sqrt(np.mean(out.audio[mask] ** 2)) > 0.01
+
+
+@needs_espeak
+def test_render_is_deterministic_and_write_suite(tmp_path) -> None:
+    s = make_scripts("quick", n=1)[0]
+    a = render_script(s, "quick", EspeakRenderer())
+    b = render_script(s, "quick", EspeakRenderer())
+    assert np.array_equal(a.audio, b.audio) and a.words == b.words and a.voice == b.voice
+    assert a.voice["main"]["name"] in HELDOUT_VOICES
+    write_suite("quick", tmp_path, n=2, progress=False)
+    entries = load_manifest(tmp_path)
+    assert len(entries) == 2 and (tmp_path / entries[0]["audio"]).exists()
+    import soundfile as sf
+
+    audio, sr = sf.read(tmp_path / entries[0]["audio"], dtype="float32")
+    assert sr == SAMPLE_RATE and len(audio) == entries[0]["n_units"] * SAMPLE_RATE
+    assert {"audio", "voice", "words", "units", "plan"} <= set(entries[0])
+
+
+def test_resample_and_silence_split() -> None:
+    from ticktock.scenarios.espeak import resample_fft, voiced_segments
+
+    sr = 22050
+    t = np.arange(sr) / sr
+    tone = np.sin(2 * np.pi * 440 * t).astype(np.float32)
+    y = resample_fft(tone, sr, SAMPLE_RATE)
+    assert len(y) == SAMPLE_RATE and abs(np.sqrt(np.mean(y**2)) - np.sqrt(0.5)) < 0.01
+    x = np.concatenate([tone[:4000], np.zeros(8000, np.float32), tone[:3000], np.zeros(500, np.float32),
+                        tone[:3000]])
+    segs = voiced_segments(x, sr)  # the 500-sample gap (23 ms) is inside a word
+    assert len(segs) == 2 and segs[0][1] < 4000 + 8000
+
+
+@needs_espeak
+def test_function_words_do_not_merge(renderer: EspeakRenderer) -> None:
+    clips = renderer.words(["of", "the", "that", "there", "were"], Voice("en-gb-x-rp+f5", 180, 50))
+    assert set(clips) == {"of", "the", "that", "there", "were"}
+    assert all(0.05 < len(c) / SAMPLE_RATE < 0.7 for c in clips.values())
