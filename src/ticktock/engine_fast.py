@@ -16,7 +16,11 @@ A forward of T new inputs on the fast path:
    1/8 octave, at least 128), under an additive mask built on the device: slots before
    `start` are attended, the new slots follow the causal / tree mask, the rest are masked.
    GQA folds the query heads of a KV head into the query length, q (1, H_kv, G*Tb, D),
-   so the cache is never repeated per head.
+   so the cache is never repeated per head. Two attention kernels: "sdpa" (PyTorch's fused
+   attention; with a mask, the memory-efficient kernel, which runs one block per KV head and
+   query tile — few blocks for a 1-token forward) and "matmul" (HF-eager style: bf16 scores
+   by batched GEMM over many blocks, softmax in fp32 accumulation, GEMM with V). "auto"
+   captures both graphs for a bucket, times their replays and keeps the faster.
 3. Everything that varies goes into static tensors before replay: token ids, the
    "row is an embedding" flags, positions, `start` and the (Tb, Tb) new-token mask in
    one int32 buffer (one non-blocking copy from pinned memory); audio embeddings into a
@@ -35,11 +39,13 @@ first fast forward; call `refresh()` after changing the model's weights.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Iterable
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from .engine import Engine, Segment, tree_structure
 from .model.decoder import rope_cos_sin
@@ -47,6 +53,8 @@ from .model.duplex import DuplexLM
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 MODES = ("auto", "eager", "static", "graph")
+ATTENTION = ("auto", "sdpa", "matmul")
+_SDPA_BACKENDS = [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
 def query_bucket(n: int, buckets: tuple[int, ...] = BUCKETS) -> int | None:
@@ -86,17 +94,23 @@ class FastEngine(Engine):
     mode: "auto" (graphs on CUDA, eager elsewhere), "eager" (always `Engine`'s path),
     "static" (the static-shape path without graph capture, on any device: for tests),
     "graph" (static path + CUDA graphs; needs CUDA). Switch at any time: `eng.mode = "eager"`.
+    attention: "sdpa", "matmul", or "auto" (with graphs: the faster per bucket, see `chosen`; else sdpa).
     fuse_mlp: pack gate/up into one matrix (costs a copy of them); None = when device memory allows.
     """
 
     def __init__(self, model: DuplexLM, max_slots: int = 8192, clock=None, *, mode: str = "auto",
-                 buckets: Iterable[int] = BUCKETS, fuse_mlp: bool | None = None):
+                 attention: str = "auto", buckets: Iterable[int] = BUCKETS, fuse_mlp: bool | None = None):
         super().__init__(model, max_slots, clock)
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        if attention not in ATTENTION:
+            raise ValueError(f"unknown attention {attention!r}; use one of {', '.join(ATTENTION)}")
         if mode == "graph" and model.device.type != "cuda":
             raise ValueError("mode 'graph' needs a model on CUDA")
         self.mode = mode
+        self.attention = attention
+        self.chosen: dict[tuple[int, int], str] = {}  # (Tb, Lb) -> attention kernel of its graph
+        self.timings: dict[tuple[int, int], dict[str, float]] = {}  # replay ms per kernel when "auto" chose
         self.buckets = tuple(sorted(set(int(b) for b in buckets)))
         self.fuse_mlp = fuse_mlp
         self.graphs: dict[tuple[int, int], tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
@@ -225,7 +239,7 @@ class FastEngine(Engine):
             ev.record()
 
     # ------------------------------------------------------------ the static forward
-    def _static(self, tb: int, lb: int) -> torch.Tensor:
+    def _static(self, tb: int, lb: int, attention: str = "sdpa") -> torch.Tensor:
         """The decoder over static tensors: reads meta[tb], x_ext, writes cache slots start + [0, tb).
 
         Returns hidden states after the final norm (1, tb, hidden). Shapes depend on (tb, lb) only.
@@ -261,7 +275,7 @@ class FastEngine(Engine):
             kc.index_copy_(2, slots, qk[:, :, h:].transpose(1, 2))
             vc.index_copy_(2, slots, qkv[..., (h + hkv) * d:].view(1, tb, hkv, d).transpose(1, 2))
             q = qk[:, :, :h].unflatten(2, (hkv, g)).permute(0, 2, 3, 1, 4).reshape(1, hkv, g * tb, d)
-            o = F.scaled_dot_product_attention(q, kc[:, :, :lb], vc[:, :, :lb], attn_mask=mask)  # (1, hkv, g*tb, d)
+            o = _attend(q, kc[:, :, :lb], vc[:, :, :lb], mask, attention)  # (1, hkv, g*tb, d)
             o = o.unflatten(2, (g, tb)).permute(0, 3, 1, 2, 4).reshape(tb, h * d)
             x2.addmm_(o, b.wo.t())  # residual fused into the GEMM
             hn = F.rms_norm(x, (dim,), b.ln2, b.eps2).view(tb, dim)
@@ -277,7 +291,7 @@ class FastEngine(Engine):
     # ------------------------------------------------------------ graphs
     def _run(self, tb: int, lb: int) -> torch.Tensor:
         if not self.uses_graphs:
-            return self._static(tb, lb)
+            return self._static(tb, lb, "matmul" if self.attention == "matmul" else "sdpa")
         if self.cache.k.data_ptr() != self._cache_ptr:  # a new cache: graphs point at the old one
             self.graphs.clear()
             self._cache_ptr = self.cache.k.data_ptr()
@@ -288,16 +302,37 @@ class FastEngine(Engine):
         return entry[1]
 
     def _capture(self, tb: int, lb: int) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
+        """The graph for (tb, lb); with attention "auto", the faster of the two kernels' graphs."""
+        if self.attention != "auto":
+            self.chosen[(tb, lb)] = self.attention
+            return self._capture_one(tb, lb, self.attention)
+        best, times, errors = None, {}, []
+        for kind in ("sdpa", "matmul"):
+            try:
+                graph, out = self._capture_one(tb, lb, kind)
+            except RuntimeError as err:  # a kernel that cannot be captured here: keep the other
+                errors.append(err)
+                warnings.warn(f"FastEngine: {kind} attention not captured for bucket {tb}x{lb}: {err}")
+                continue
+            times[kind] = _replay_ms(graph)
+            if best is None or times[kind] < times[best[0]]:
+                best = (kind, graph, out)
+        if best is None:
+            raise errors[-1]
+        self.chosen[(tb, lb)], self.timings[(tb, lb)] = best[0], times
+        return best[1], best[2]  # `_run` replays it next, rewriting this forward's K/V
+
+    def _capture_one(self, tb: int, lb: int, attention: str) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
         """Warm up on a side stream (the staged inputs are real, so this writes what replay writes), then capture."""
         side = torch.cuda.Stream(self.model.device)
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             for _ in range(2):
-                self._static(tb, lb)
+                self._static(tb, lb, attention)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self._pool):
-            out = self._static(tb, lb)
+            out = self._static(tb, lb, attention)
         return graph, out
 
     @torch.no_grad()
@@ -323,6 +358,26 @@ class FastEngine(Engine):
         return n
 
 
+def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, kind: str) -> torch.Tensor:
+    """q (1, hkv, M, d), k/v (1, hkv, lb, d), additive mask (M, lb) -> (1, hkv, M, d)."""
+    if kind == "sdpa":
+        with sdpa_kernel(_SDPA_BACKENDS):  # with a mask: the memory-efficient kernel (math as a last resort)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    scores = torch.baddbmm(mask, q[0], k[0].transpose(1, 2), alpha=q.shape[-1] ** -0.5)  # (hkv, M, lb)
+    return torch.bmm(torch.softmax(scores, dim=-1), v[0])[None]
+
+
+def _replay_ms(graph: torch.cuda.CUDAGraph, reps: int = 5) -> float:
+    graph.replay()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        graph.replay()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / reps
+
+
 def _meta_len(tb: int) -> int:
     return 1 + 3 * tb + tb * tb  # start | ids | is-embedding | positions | (tb, tb) mask
 
@@ -333,4 +388,4 @@ def _free_bytes(device: torch.device) -> int:
     return torch.cuda.mem_get_info(device)[0]
 
 
-__all__ = ["BUCKETS", "FastEngine", "PackedBlock", "Segment", "length_bucket", "query_bucket"]
+__all__ = ["ATTENTION", "BUCKETS", "FastEngine", "PackedBlock", "Segment", "length_bucket", "query_bucket"]

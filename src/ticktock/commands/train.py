@@ -20,6 +20,8 @@ def add_parser(sub) -> None:
     b.add_argument("--workers", type=int, default=0, help="rendering processes (0: all cores but one)")
     b.add_argument("--device", default="cuda")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--max-len", type=int, default=512, help="tokens per training window")
+    b.add_argument("--transcribe-share", type=float, default=0.3, help="share of listening pre-training examples")
     b.set_defaults(func=run_base)
 
 
@@ -28,6 +30,7 @@ def run_base(args: argparse.Namespace) -> int:
     from ..train.trainer import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, time_budget_s=args.time_budget,
-                      workers=args.workers, seed=args.seed)
-    train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device)
+                      workers=args.workers, seed=args.seed, max_len=args.max_len)
+    train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
+               transcribe_share=args.transcribe_share)
     return 0

@@ -6,7 +6,7 @@ from ticktock.decoding.lookahead import LookaheadDecoder
 from ticktock.decoding.prompt_lookup import PromptLookupDecoder
 from ticktock.decoding.registry import DECODERS, make_decoder
 from ticktock.decoding.token_recycling import TokenRecyclingDecoder
-from ticktock.decoding.verify import Verdict, verify, verify_greedy, verify_sampling
+from ticktock.decoding.verify import Verdict, verify_draft, verify_greedy, verify_sampling
 
 __all__ = [
     "DECODERS",
@@ -18,7 +18,7 @@ __all__ = [
     "TokenRecyclingDecoder",
     "Verdict",
     "make_decoder",
-    "verify",
+    "verify_draft",
     "verify_greedy",
     "verify_sampling",
 ]

@@ -4,7 +4,7 @@ The engine's step, for every decoder::
 
     draft = decoder.propose(history, max_len)          # None -> a plain step
     logits = forward(root + draft)                     # (n + 1, V)
-    verdict = verify(draft, logits, ...)               # the only place tokens are accepted
+    verdict = verify_draft(draft, logits, ...)         # the only place tokens are accepted
     decoder.observe(history, draft, logits, verdict)
     history += verdict.tokens
 

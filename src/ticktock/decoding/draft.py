@@ -99,7 +99,7 @@ class Draft:
     def __len__(self) -> int:
         return len(self.tokens)
 
-    def children(self) -> dict[tuple[int, int], int]:
+    def child_index(self) -> dict[tuple[int, int], int]:
         """``(parent, token) -> node``: the single place a walk looks a child up."""
         return {(p, t): i for i, (t, p) in enumerate(zip(self.tokens, self.parents))}
 

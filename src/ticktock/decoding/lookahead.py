@@ -42,6 +42,7 @@ class LookaheadDecoder(Decoder):
     pool: dict[int, OrderedDict[tuple[int, ...], None]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        assert self.window >= 1 and self.ngram >= 2, f"need W >= 1 and N >= 2, got {self.window}, {self.ngram}"
         self.reset()
 
     def reset(self) -> None:
@@ -67,7 +68,7 @@ class LookaheadDecoder(Decoder):
         if draft is None or self._at != len(history) or not self._guess:
             return
         # find the window chain in the draft (the engine may have merged or cut it)
-        index, rows, node = draft.children(), [0], -1
+        index, rows, node = draft.child_index(), [0], -1
         for tok in self._guess:
             node = index.get((node, tok), -2)
             if node < 0:

@@ -44,6 +44,7 @@ class SpeculativeListening(Decoder):
     pool_order: int = 3
     pool_lookahead: int = 32  # tokens proposed from the pool per forward
     first: Draft | None = field(default=None, init=False)
+    last_main: list[int] | None = field(default=None, init=False)
     pool: HypothesisPool = field(default_factory=HypothesisPool, init=False)
     stats: dict = field(default_factory=dict, init=False)
 
@@ -76,6 +77,9 @@ class SpeculativeListening(Decoder):
         for c in chains:
             self.pool.add([unit, *c])
         labels = ["main"] + ["runnerup"] * (len(chains) - 1)
+        main = chains[0] if chains else []
+        # the whole-unit greedy output under silence, when drafting reached the unit's end (for agreement stats)
+        self.last_main = main if main and proto.is_unit_end(main[-1], len(main)) else None
         self.first = Draft.merge(*[Draft.chain(c, source=lab) for c, lab in zip(chains, labels)]) if chains else None
         return spent()
 

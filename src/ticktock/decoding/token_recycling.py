@@ -4,7 +4,8 @@ of Large Language Models with Token Recycling").
 An adjacency matrix ``A`` ``(V, k)`` holds, per token, the top-k next tokens the model
 last predicted after it. Every verification forward refreshes the rows of all its input
 tokens (the root's last token and every draft node) from their logits, so candidates that
-verification throws away are recycled; the matrix lives for the whole session. A draft is
+verification throws away are recycled; the matrix lives for the whole session (`reset`
+clears it, so sessions are measured independently; the paper keeps it across queries). A draft is
 a static tree grown breadth-first from the last committed token: a node whose rank path
 (its sibling ranks from the root down) sums to ``s`` at depth ``d`` takes the top
 ``widths[d] >> s`` successors of its token. The default ``(8, 4, 2, 2, 1, 1)`` gives

@@ -51,7 +51,7 @@ class Verdict:
         return len(self.accepted)
 
 
-def verify(
+def verify_draft(
     draft: Draft | None,
     logits: Tensor,  # (n + 1, V)
     temperature: float = 0.0,
@@ -61,13 +61,13 @@ def verify(
     """Greedy when ``temperature <= 0``, else speculative sampling with ``generator``."""
     if temperature <= 0:
         return verify_greedy(draft, logits, max_tokens)
-    assert generator is not None, "verify: sampling needs a torch.Generator"
+    assert generator is not None, "verify_draft: sampling needs a torch.Generator"
     return verify_sampling(draft, logits, temperature, generator, max_tokens)
 
 
 def verify_greedy(draft: Draft | None, logits: Tensor, max_tokens: int | None = None) -> Verdict:
     """Accept while the draft matches the argmax; commit the argmax at the first mismatch."""
-    n, cap = _check(draft, logits, max_tokens)
+    _, cap = _check(draft, logits, max_tokens)
     return _walk(draft, logits.argmax(-1).tolist(), cap)
 
 
@@ -144,7 +144,7 @@ def _sample(p: Tensor, u: Tensor) -> list[int]:
 
 def _walk(draft: Draft | None, targets: list[int], cap: int) -> Verdict:
     """Follow the children carrying ``targets[node + 1]`` for at most ``cap`` nodes."""
-    index = draft.children() if draft is not None else {}
+    index = draft.child_index() if draft is not None else {}
     accepted: list[int] = []
     node = -1
     while len(accepted) < cap and (child := index.get((node, targets[node + 1]))) is not None:

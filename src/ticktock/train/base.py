@@ -77,7 +77,7 @@ def plot_losses(log: list[dict], path: Path) -> None:
 
 
 def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
-               device: str = "cuda", eval_fn=None) -> list[dict]:
+               device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3) -> list[dict]:
     if init is not None:
         from ..model.io import load_model
 
@@ -90,7 +90,7 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
         model = DuplexLM(mcfg)
     proto = DuplexProtocol(tok)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size}), flush=True)
-    factory = ExampleFactory(proto, max_len=cfg.max_len)
+    factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len)
     log = train(model, factory, proto.id("pad"), cfg, out, device,
                 on_checkpoint=lambda m: save_model(m, tok, out / "model"), eval_fn=eval_fn)
     plot_losses(log, out / "loss.png")

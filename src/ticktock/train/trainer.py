@@ -49,7 +49,7 @@ def collate(batch: list[Example], pad_id: int, chunk: int, device) -> dict[str, 
     labels = torch.full((len(batch), t), IGNORE, dtype=torch.long)
     pos = torch.zeros((len(batch), t), dtype=torch.long)
     slot = torch.full((len(batch), t), -1, dtype=torch.long)
-    audio = torch.zeros((len(batch), n_audio), dtype=torch.float32)
+    audio = torch.zeros((len(batch), n_audio), dtype=torch.float16)  # half the bytes to move; float32 on device
     for i, e in enumerate(batch):
         n = len(e.ids)
         ids[i, :n] = torch.from_numpy(e.ids)
@@ -57,9 +57,12 @@ def collate(batch: list[Example], pad_id: int, chunk: int, device) -> dict[str, 
         pos[i, :n] = torch.from_numpy(e.positions)
         pos[i, n:] = torch.arange(int(e.positions[-1]) + 1, int(e.positions[-1]) + 1 + t - n)
         slot[i, :n] = torch.from_numpy(e.audio_slot)
-        audio[i, : len(e.audio)] = torch.from_numpy(e.audio.astype(np.float32))
+        audio[i, : len(e.audio)] = torch.from_numpy(e.audio)
     out = {"ids": ids, "labels": labels, "pos": pos, "slot": slot, "audio": audio}
-    return {k: v.to(device, non_blocking=True) for k, v in out.items()}
+    pin = torch.device(device).type == "cuda"
+    out = {k: (v.pin_memory() if pin else v).to(device, non_blocking=True) for k, v in out.items()}
+    out["audio"] = out["audio"].float()
+    return out
 
 
 def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=None) -> tuple[torch.Tensor, dict]:
@@ -128,11 +131,14 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     (out_dir / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
     step = 0
+    waited = 0.0  # seconds the trainer waited for examples (rendering-bound if large)
     try:
         while step < cfg.steps and time.time() - t_start < cfg.time_budget_s:
             drained = 0
             while (not q.empty() and drained < 4 * cfg.batch) or len(buf) < cfg.batch:
+                t_wait = time.time()
                 item = q.get()
+                waited += time.time() - t_wait
                 drained += 1
                 if isinstance(item, str):
                     errors += 1
@@ -157,6 +163,7 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
             step += 1
             if step % cfg.log_every == 0 or step == 1:
                 rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1),
+                       "waited": round(waited, 1),
                        **{k: round(float(v), 4) for k, v in stats.items()}}
                 log.append(rec)
                 logf.write(json.dumps(rec) + "\n")

@@ -1,0 +1,110 @@
+"""Model quality on scripted sessions (AR greedy, closed loop): `ticktock eval` (DESIGN §7 behaviour).
+
+Every session is replayed chunk by chunk; the model hears its real audio and its
+own past outputs (no teacher forcing). Tool results come from the mock tools when
+the model calls one, so a wrong call gets a different result, as in real use.
+Silence agreement (the paper's Observation 1/2) uses `sl-silence` (lossless, so
+the committed tokens are the AR ones) and compares its silence draft to them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..protocol import DuplexProtocol
+from ..session import CostModelClock, DuplexSession, UnitResult
+
+# A fast, fixed cost per forward so every silence draft runs to its end (agreement needs whole drafts).
+_GENEROUS = {"new_tokens": [1, 4096], "context": [0, 1 << 20], "ms": [[1, 1], [1, 1]], "encoder_ms": 0}
+
+
+def normalize(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^a-z0-9:.$ ]", " ", text.lower())).strip(" .")
+
+
+@dataclass
+class SessionOutcome:
+    family: str
+    units: list[UnitResult]
+    expected: list[dict]
+    answer_ok: bool | None = None
+    tool_ok: bool | None = None
+    drafts: list[list[int] | None] = field(default_factory=list)
+
+
+def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, tool_runner) -> SessionOutcome:
+    sess = DuplexSession(model, protocol, "sl-silence", clock=CostModelClock(_GENEROUS), system=entry["system"])
+    chunks = [audio[i * 16000 : (i + 1) * 16000] for i in range(entry["n_units"])]
+    results: list[UnitResult] = []
+    drafts: list[list[int] | None] = []
+    pending = None
+    for c in chunks:
+        if len(c) < 16000:
+            c = np.pad(c, (0, 16000 - len(c)))
+        sess.prepare()
+        drafts.append(getattr(sess.decoder, "last_main", None))
+        r = sess.step(c, pending)
+        pending = tool_runner(r.tool_call) if r.tool_call else None
+        results.append(r)
+    out = SessionOutcome(entry["family"], results, entry["units"], drafts=drafts)
+    spoken = normalize(" ".join(r.text for r in results if r.decision == "speak"))
+    if entry["family"] == "short_qa" and entry.get("answer"):
+        want = normalize(" ".join(u["content"] for u in entry["units"] if u["decision"] == "speak"))
+        out.answer_ok = spoken == want
+    if entry.get("tool_call"):
+        calls = [r.tool_call for r in results if r.decision == "tool"]
+        out.tool_ok = bool(calls) and calls[0].replace(" ", "") == entry["tool_call"].replace(" ", "")
+    return out
+
+
+def _rate(hits: list[bool]) -> float | None:
+    return round(sum(hits) / len(hits), 4) if hits else None
+
+
+def score(outcomes: list[SessionOutcome]) -> dict:
+    dec, pause, bc, turn, barge, agree, first = [], [], [], [], [], [], []
+    for o in outcomes:
+        got = [r.decision for r in o.units]
+        for k, (r, u) in enumerate(zip(o.units, o.expected)):
+            dec.append(r.decision == u["decision"])
+            tags = u.get("tags", [])
+            if "pause" in tags:
+                pause.append(r.decision != "listen")
+            if "backchannel" in tags:
+                bc.append(r.decision != "speak")
+            if "turn_end" in tags:
+                turn.append(any(d in ("speak", "tool") for d in got[k : k + 3]))
+            if "barge_in" in tags:
+                barge.append(any(d == "listen" for d in got[k : k + 3]))
+            d = o.drafts[k] if k < len(o.drafts) else None
+            if d is not None:
+                same = d == r.tokens
+                agree.append(same)
+                if not same:
+                    first.append(bool(d) and bool(r.tokens) and d[0] != r.tokens[0])
+    return {
+        "sessions": len(outcomes),
+        "units": len(dec),
+        "decision_acc": _rate(dec),
+        "qa_exact": _rate([o.answer_ok for o in outcomes if o.answer_ok is not None]),
+        "tool_exact": _rate([o.tool_ok for o in outcomes if o.tool_ok is not None]),
+        "pause_takeover": _rate(pause),
+        "backchannel_takeover": _rate(bc),
+        "turn_response_rate": _rate(turn),
+        "interruption_stop_rate": _rate(barge),
+        "silence_agreement": _rate(agree),
+        "first_token_share": _rate(first),
+        "counts": {"pause": len(pause), "backchannel": len(bc), "turn_end": len(turn), "barge_in": len(barge),
+                   "qa": sum(o.answer_ok is not None for o in outcomes),
+                   "tool": sum(o.tool_ok is not None for o in outcomes)},
+    }
+
+
+def per_family(outcomes: list[SessionOutcome]) -> dict[str, float]:
+    fam: dict[str, list[bool]] = {}
+    for o in outcomes:
+        fam.setdefault(o.family, []).extend(r.decision == u["decision"] for r, u in zip(o.units, o.expected))
+    return {f: round(sum(v) / len(v), 4) for f, v in sorted(fam.items())}

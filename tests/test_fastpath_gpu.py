@@ -1,0 +1,177 @@
+"""The fast path equals the eager engine (the oracle) through a session's worth of cache verbs.
+
+The same script of forwards and cache operations (append, mixed audio embeddings, draft
+trees, commit_path, snapshot/restore, truncate, evict, a forward beyond the largest bucket,
+a nearly full cache) runs on an eager `Engine` and a `FastEngine`; logits and resident K/V
+must match after every step. On a CPU the static-shape path runs without graphs (fast, always);
+on CUDA with graphs (marked `gpu`, skipped without CUDA).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ticktock.engine import Engine, Segment
+from ticktock.engine_fast import BUCKETS, FastEngine, length_bucket, query_bucket
+from ticktock.model import DuplexLM, preset
+
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+GPU = [pytest.mark.gpu, CUDA]
+SETUPS = [  # (device, dtype, mode, attention)
+    pytest.param(("cpu", torch.float32, "static", "sdpa"), id="cpu-static-sdpa"),
+    pytest.param(("cpu", torch.float32, "static", "matmul"), id="cpu-static-matmul"),
+    pytest.param(("cuda", torch.float32, "graph", "sdpa"), id="cuda-graph-fp32-sdpa", marks=GPU),
+    pytest.param(("cuda", torch.float32, "graph", "matmul"), id="cuda-graph-fp32-matmul", marks=GPU),
+    pytest.param(("cuda", torch.bfloat16, "graph", "auto"), id="cuda-graph-bf16-auto", marks=GPU),
+]
+TOL = {torch.float32: 2e-5, torch.bfloat16: 5e-2}  # max |fast - eager| / max |eager|
+S = 320  # cache slots: small, so the full-cache fallback is reachable
+
+
+def make_model(device: str, dtype: torch.dtype, seed: int = 0) -> DuplexLM:
+    torch.manual_seed(seed)
+    cfg = preset("test")
+    m = DuplexLM(cfg).eval()
+    with torch.no_grad():
+        for p in m.lm.parameters():
+            if p.dim() > 1:
+                p.normal_(0, 0.3)
+    return m.to(device=device, dtype=dtype)
+
+
+class Pair:
+    """An eager and a fast engine over the same model, driven in lock step."""
+
+    def __init__(self, device, dtype, mode, attention="auto"):
+        self.model = make_model(device, dtype)
+        self.eager = Engine(self.model, S)
+        self.fast = FastEngine(self.model, S, mode=mode, attention=attention)
+        self.tol = TOL[dtype]
+        self.gen = torch.Generator().manual_seed(1)
+
+    def ids(self, n: int) -> torch.Tensor:
+        return torch.randint(0, self.model.cfg.decoder.vocab_size, (n,), generator=self.gen)
+
+    def forward(self, *args, **kw) -> torch.Tensor:
+        a = self.eager.forward(*args, **kw)
+        b = self.fast.forward(*args, **kw)
+        assert a.shape == b.shape
+        err = ((a - b).abs().max() / a.abs().max()).item()
+        assert err <= self.tol, f"logits differ: relative max error {err:.2e}"
+        self.check_cache()
+        return a
+
+    def both(self, verb: str, *args) -> None:
+        getattr(self.eager.cache, verb)(*args)
+        getattr(self.fast.cache, verb)(*args)
+        self.check_cache()
+
+    def check_cache(self) -> None:
+        ce, cf = self.eager.cache, self.fast.cache
+        assert (ce.length, ce.next_pos) == (cf.length, cf.next_pos)
+        n = ce.length
+        assert torch.equal(ce.pos[:n], cf.pos[:n]) and torch.equal(ce.kind[:n], cf.kind[:n])
+        for a, b in ((ce.k, cf.k), (ce.v, cf.v)):
+            a, b = a[:, :, :, :n].float(), b[:, :, :, :n].float()
+            assert ((a - b).abs().max() / a.abs().max().clamp_min(1e-6)).item() <= self.tol
+
+
+def seg(ids: torch.Tensor, kind: int = 4) -> Segment:
+    return Segment(ids, [kind] * len(ids))
+
+
+@pytest.fixture(params=SETUPS)
+def pair(request):
+    return Pair(*request.param)
+
+
+def test_fast_equals_eager_through_cache_verbs(pair):
+    p = pair
+    p.forward([seg(p.ids(13), 0)], unit=-1)  # prefix
+    for n in (1, 3, 8, 17):
+        p.forward([seg(p.ids(n))], unit=0)
+    audio = torch.randn(10, p.model.cfg.decoder.hidden_size, generator=p.gen).to(p.model.dtype)
+    p.forward([seg(p.ids(1), 1), Segment(audio, [2] * 10), seg(p.ids(2))], unit=1)  # ids + audio embeddings
+
+    # a draft tree, then keep one branch (not a prefix: data moves)
+    start = p.eager.cache.length + 1
+    parents = [-1, 0, 0, 1, 2, -1, 5]
+    p.forward([seg(p.ids(1))], unit=1, tree_tokens=p.ids(7).tolist(), tree_parents=parents)
+    p.both("commit_path", start, [start + 5, start + 6])
+    p.forward([seg(p.ids(1))], unit=1)
+
+    # snapshot / draft / restore, then truncate
+    snap = p.eager.cache.snapshot()
+    p.forward([seg(p.ids(2))], unit=2, tree_tokens=p.ids(3).tolist(), tree_parents=[-1, 0, -1])
+    p.both("restore", snap)
+    p.forward([seg(p.ids(5))], unit=2)
+    p.both("truncate", p.eager.cache.length - 3)
+    p.forward([seg(p.ids(4))], unit=2)
+
+    # evict (compaction: survivors keep their positions, next_pos keeps advancing)
+    p.both("evict", list(range(14, 30)))
+    p.forward([seg(p.ids(2))], unit=3)
+    assert p.fast.fast_forwards == 12
+
+    # beyond the largest bucket: eager fallback inside the fast engine
+    p.forward([seg(p.ids(max(BUCKETS) + 5))], unit=3)
+    assert p.fast.fast_forwards == 12
+
+    # a nearly full cache: the padded bucket would not fit, so eager again; then 1 token still fits
+    free = S - p.eager.cache.length
+    p.forward([seg(p.ids(free - 3))], unit=4)
+    p.forward([seg(p.ids(3))], unit=4)  # bucket 4 > 3 free slots -> eager
+    assert p.fast.fast_forwards == 12
+    p.both("truncate", p.eager.cache.length - 3)
+    p.forward([seg(p.ids(1))], unit=4)  # bucket 1 fits
+    assert p.fast.fast_forwards == 13
+    if p.fast.uses_graphs:
+        assert set(p.fast.chosen.values()) <= {"sdpa", "matmul"} and len(p.fast.chosen) == len(p.fast.graphs)
+
+
+def test_greedy_generation_identical(pair):
+    p = pair
+    if p.model.dtype != torch.float32:
+        pytest.skip("token identity is checked in fp32; bf16 is checked by tolerance")
+    p.forward([seg(p.ids(40), 0)], unit=-1)
+    tok_e = tok_f = int(p.ids(1))
+    out_e, out_f = [], []
+    for step in range(24):
+        le = p.eager.forward([seg(torch.tensor([tok_e]))], unit=0)
+        lf = p.fast.forward([seg(torch.tensor([tok_f]))], unit=0)
+        tok_e, tok_f = int(le[0].argmax()), int(lf[0].argmax())
+        out_e.append(tok_e)
+        out_f.append(tok_f)
+        if step % 8 == 7:  # roll back a few tokens, as a rejected draft would
+            for eng in (p.eager, p.fast):
+                eng.cache.truncate(eng.cache.length - 2)
+    assert out_e == out_f
+    assert p.fast.fast_forwards == 25
+
+
+def test_modes_and_buckets():
+    m = make_model("cpu", torch.float32)
+    assert not FastEngine(m, 64).uses_static  # auto on a CPU: eager
+    assert FastEngine(m, 64, mode="static").uses_static
+    with pytest.raises(ValueError):
+        FastEngine(m, 64, mode="graph")  # needs CUDA
+    assert [query_bucket(n) for n in (1, 2, 3, 5, 100, 128, 129)] == [1, 2, 4, 8, 128, 128, None]
+    assert length_bucket(2049, 1 << 20) == 2304 and length_bucket(2048, 1 << 20) == 2048
+    assert length_bucket(50, 1 << 20) == 128 and length_bucket(300, 200) == 200
+    for n in range(1, 20000, 97):
+        lb = length_bucket(n, 1 << 20)
+        assert n <= lb < n * 1.15 + 128
+
+
+@pytest.mark.gpu
+@CUDA
+def test_warmup_captures_without_touching_the_cache():
+    p = Pair("cuda", torch.float32, "graph")
+    p.forward([seg(p.ids(50), 0)], unit=-1)
+    k, v, n = p.fast.cache.k.clone(), p.fast.cache.v.clone(), p.fast.cache.length
+    before = len(p.fast.graphs)  # the prefill captured one
+    assert p.fast.warmup([n, 200], buckets=(1, 4, 32)) == 6
+    assert torch.equal(k, p.fast.cache.k) and torch.equal(v, p.fast.cache.v) and p.fast.cache.length == n
+    p.forward([seg(p.ids(3))], unit=0)
+    assert len(p.fast.graphs) == before + 6  # the forward reused a warmed graph
