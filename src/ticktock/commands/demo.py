@@ -43,24 +43,32 @@ def run(args: argparse.Namespace) -> int:
     if not rt.trained:
         console.print("[bold yellow]No trained model is shipped: running a RANDOM-INIT ticktock-tiny; its output is noise.[/]")
     if args.wav:
-        wav = Path(args.wav)
-        system = None
+        wavs = [Path(args.wav)]
     else:
         names = sorted(EXAMPLES.glob("*.wav"))
         if not names:
             console.print("[red]no shipped example sessions; pass --wav FILE[/]")
             return 2
-        wav = EXAMPLES / f"{args.example}.wav" if args.example else names[0]
-        if not wav.exists():
+        wavs = [EXAMPLES / f"{args.example}.wav"] if args.example else names
+        if not wavs[0].exists():
             console.print(f"[red]unknown example {args.example!r}; known: {', '.join(n.stem for n in names)}[/]")
             return 2
-        meta = wav.with_suffix(".json")
-        system = json.loads(meta.read_text()).get("system") if meta.exists() else None
+    out = {wav.stem: run_one(console, rt, wav, args) for wav in wavs}
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+def run_one(console: Console, rt, wav: Path, args: argparse.Namespace) -> list[dict]:
+    meta_file = wav.with_suffix(".json")
+    meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
     chunks = split_chunks(load_audio(wav))
     clock = make_clock(args.clock, args.calibration, str(rt.model.device))
-    kw = {"system": system} if system else {}
+    kw = {"system": meta["system"]} if meta.get("system") else {}
     sess = DuplexSession(rt.model, rt.protocol, args.decoder, clock=clock, **kw)
     execute = _tool_executor()
+    if meta.get("user"):
+        console.print(f"[bold]{wav.name}[/] — the user says: " + " / ".join(f"“{u}”" for u in meta["user"]))
     table = Table(title=f"{wav.name} · {rt.name} · decoder {args.decoder} · {clock.name} clock")
     for col in ("unit", "decision", "output", "ℓ_t ms", "lag ms", "fwd"):
         table.add_column(col, justify="right" if col in ("unit", "ℓ_t ms", "lag ms", "fwd") else "left")
@@ -69,11 +77,9 @@ def run(args: argparse.Namespace) -> int:
         r = sess.step(chunk, pending_result)
         pending_result = execute(r.tool_call) if r.tool_call else None
         results.append(r)
-        out = r.tool_call or r.text or ""
+        text = r.tool_call or r.text or ""
         if pending_result:
-            out += f"  → {pending_result}"
-        table.add_row(str(r.index), r.decision or "?", out, f"{r.latency * 1000:.0f}", f"{r.lag * 1000:.0f}", str(r.forwards))
+            text += f"  → {pending_result}"
+        table.add_row(str(r.index), r.decision or "?", text, f"{r.latency * 1000:.0f}", f"{r.lag * 1000:.0f}", str(r.forwards))
     console.print(table)
-    if args.json:
-        print(json.dumps({"units": [r.to_dict() for r in results]}))
-    return 0
+    return [r.to_dict() for r in results]

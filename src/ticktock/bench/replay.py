@@ -1,0 +1,146 @@
+"""Replay scripted sessions through every decoder, closed loop, and record every unit (DESIGN §7).
+
+The core, `replay`, takes a model, a protocol and a list of `BenchSession`s
+(id, family, system prompt, one-second chunks, expected units), so it runs on
+synthetic sessions without any rendered audio. `suite_sessions` turns a rendered
+suite (`ticktock data make`, or rendered on first use) into `BenchSession`s.
+
+Tool results: `ar` runs first on each session; whenever it calls a tool, the mock
+tool's result is injected in the next unit, exactly as `ticktock eval` does. Every
+other decoder of that session gets the SAME results at the same units (under greedy
+decoding they make the same calls anyway, since every decoder is lossless).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from ..protocol import DuplexProtocol
+from ..session import Clock, DuplexSession, UnitResult
+
+UNIT_FIELDS = (
+    "session", "family", "decoder", "unit", "decision", "expected", "n_tokens", "tokens", "forwards",
+    "tokens_per_forward", "latency_ms", "lag_ms", "post_audio_ms", "idle_used_ms", "overflow_ms", "window_ms",
+    "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call",
+)
+
+
+@dataclass
+class BenchSession:
+    id: str
+    family: str
+    system: str
+    chunks: list[np.ndarray]
+    expected: list[dict] = field(default_factory=list)  # per unit: {"decision", "content", "tags"}
+
+
+def default_tool_runner(call: str) -> str:
+    """The mock tools of `ticktock eval`; a malformed call gets an error result, as in use."""
+    from ..scenarios.world import run_tool
+    try:
+        return run_tool(call)
+    except Exception as err:  # the model's mistake, not ours
+        return f"error: {err}"
+
+
+def split_chunks(audio: np.ndarray, n_units: int, chunk_samples: int = 16000) -> list[np.ndarray]:
+    chunks = []
+    for i in range(n_units):
+        c = np.asarray(audio[i * chunk_samples:(i + 1) * chunk_samples], dtype=np.float32)
+        if len(c) < chunk_samples:
+            c = np.pad(c, (0, chunk_samples - len(c)))
+        chunks.append(c)
+    return chunks
+
+
+def sessions_from_entries(folder, entries: list[dict], chunk_samples: int = 16000) -> Iterator[BenchSession]:
+    """`BenchSession`s of manifest entries of a rendered suite folder, lazily (audio read one at a time)."""
+    from ..scenarios.suites import load_session
+    for e in entries:
+        _, audio = load_session(folder, e)
+        yield BenchSession(e["id"], e["family"], e["system"], split_chunks(audio, e["n_units"], chunk_samples),
+                           list(e.get("units", [])))
+
+
+def suite_sessions(suite: str, n: int | None = None, chunk_samples: int = 16000) -> tuple[int, Iterator[BenchSession]]:
+    """(number of sessions, lazy sessions) of a suite, rendered on first use; only the first `n` if given."""
+    from ..scenarios.store import ensure_suite
+    folder, entries = ensure_suite(suite)
+    entries = entries[:n] if n else entries
+    return len(entries), sessions_from_entries(folder, entries, chunk_samples)
+
+
+def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
+    exp = sess.expected[r.index]["decision"] if r.index < len(sess.expected) else None
+    return {
+        "session": sess.id, "family": sess.family, "decoder": decoder, "unit": r.index,
+        "decision": r.decision, "expected": exp, "n_tokens": len(r.tokens), "tokens": list(r.tokens),
+        "forwards": r.forwards, "tokens_per_forward": list(r.tokens_per_forward),
+        "latency_ms": r.latency * 1000, "lag_ms": r.lag * 1000, "post_audio_ms": r.post_audio * 1000,
+        "idle_used_ms": r.idle_used * 1000, "overflow_ms": r.overflow * 1000, "window_ms": r.window * 1000,
+        "miss": r.miss, "resident_slots": r.resident_slots, "pool_tokens": r.pool_tokens,
+        "runnerup_used": bool(r.runnerup_used), "tool_call": r.tool_call,
+    }
+
+
+def run_one(model, protocol: DuplexProtocol, sess: BenchSession, decoder: str, clock: Clock,
+            tool_results: dict[int, str] | None, tool_runner: Callable[[str], str] | None,
+            temperature: float = 0.0, seed: int = 0) -> tuple[list[UnitResult], dict[int, str]]:
+    """One fresh session for one decoder. With `tool_results` given, inject those; else run the tools.
+
+    Returns the unit results and the tool results injected (by unit index)."""
+    ds = DuplexSession(model, protocol, decoder, clock=clock, temperature=temperature, seed=seed,
+                       system=sess.system)
+    injected: dict[int, str] = {}
+    results: list[UnitResult] = []
+    pending: str | None = None
+    for i, chunk in enumerate(sess.chunks):
+        if tool_results is not None:
+            pending = tool_results.get(i)
+        if pending is not None:
+            injected[i] = pending
+        r = ds.step(chunk, pending)
+        results.append(r)
+        pending = tool_runner(r.tool_call) if (tool_results is None and r.tool_call and tool_runner) else None
+    return results, injected
+
+
+def ordered_decoders(decoders: Iterable[str]) -> list[str]:
+    """`ar` first (the reference every metric compares against), added if missing; duplicates dropped."""
+    out = ["ar"]
+    for d in decoders:
+        d = d.strip()
+        if d and d not in out:
+            out.append(d)
+    return out
+
+
+def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], decoders: Iterable[str],
+           clock: Clock | Callable[[], Clock], temperature: float = 0.0, seed: int = 0,
+           tool_runner: Callable[[str], str] | None = default_tool_runner,
+           progress: Callable[[BenchSession], None] | None = None) -> list[dict]:
+    """Every session × decoder, closed loop; one record per unit (see `UNIT_FIELDS`).
+
+    clock: a clock, or a zero-argument factory for a fresh one per session run.
+    Sampling (temperature > 0) seeds each session with `seed + its index`, the same for every decoder.
+    """
+    import torch
+
+    decs = ordered_decoders(decoders)
+    records: list[dict] = []
+    with torch.no_grad():
+        for k, sess in enumerate(sessions):
+            tool_results: dict[int, str] | None = None
+            for d in decs:
+                c = clock() if callable(clock) and not isinstance(clock, Clock) else clock
+                results, injected = run_one(model, protocol, sess, d, c, tool_results, tool_runner,
+                                            temperature, seed + k)
+                if tool_results is None:  # `ar` ran the tools; the others reuse its results
+                    tool_results = injected
+                records += [unit_record(sess, d, r) for r in results]
+            if progress is not None:
+                progress(sess)
+    return records

@@ -1,0 +1,148 @@
+"""Write a benchmark's results folder: config.json, units.jsonl, summary.json, report.md and PNG plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .metrics import BUCKETS
+
+ABLATION = ("ar", "sl-silence", "sl-runnerup", "sl", "sl-tree")
+
+
+def _fmt(x, nd: int = 2) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    lines += ["| " + " | ".join(_fmt(c) if not isinstance(c, str) else c for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+SUMMARY_COLS = [("speak ×", "speak_speedup"), ("tool ×", "tool_speedup"), ("#MAT", "mat"),
+                ("lossless", "lossless"), ("speak ℓ ms", "speak_latency_ms"), ("onset ms", "onset_ms"),
+                ("tool ℓ ms", "tool_latency_ms"), ("miss", "deadline_miss_rate"),
+                ("tool miss", "tool_deadline_miss_rate"), ("lagging", "lagging_sessions"),
+                ("max lag mean ms", "max_lag_ms_mean"), ("max lag max ms", "max_lag_ms_max")]
+
+
+def markdown(summary: dict[str, dict], config: dict, plots: list[str]) -> str:
+    decs = list(summary)
+    parts = [f"# ticktock bench · {config.get('suite')} · {config.get('clock')} clock",
+             "",
+             f"model: `{config.get('model')}` · profile: `{config.get('profile')}` · "
+             f"temperature: {config.get('temperature')} · sessions: {next(iter(summary.values()), {}).get('sessions')} "
+             f"· date: {config.get('date')}",
+             "", "Speedups are AR's mean post-audio latency ℓ over the decoder's, on AR's speak / tool units.",
+             "", "## Per decoder", "",
+             _table(["decoder"] + [c for c, _ in SUMMARY_COLS], [[d] + [summary[d].get(k) for _, k in SUMMARY_COLS]
+                                                               for d in decs])]
+    fams = sorted({f for m in summary.values() for f in m.get("speak_speedup_by_family", {})})
+    if fams:
+        parts += ["", "## Speak speedup by family", "",
+                  _table(["decoder"] + fams, [[d] + [summary[d]["speak_speedup_by_family"].get(f) for f in fams]
+                                              for d in decs])]
+    buckets = [b[0] for b in BUCKETS]
+    parts += ["", "## Post-audio forwards per unit, by output length (tokens)", "",
+              _table(["decoder"] + buckets, [[d] + [summary[d]["forwards_by_length"].get(b) for b in buckets]
+                                             for d in decs])]
+    abl = [d for d in ABLATION if d in summary]
+    if len(abl) > 2 or (len(abl) == 2 and "ar" not in abl):
+        parts += ["", "## Ablation (Speculative Listening components)", "",
+                  _table(["decoder", "speak ×", "tool ×", "#MAT", "pool tokens", "runner-up units", "idle used ms"],
+                         [[d, summary[d]["speak_speedup"], summary[d]["tool_speedup"], summary[d]["mat"],
+                           summary[d]["pool_tokens"], summary[d]["runnerup_units"], summary[d]["idle_used_ms_mean"]]
+                          for d in abl])]
+    if plots:
+        parts += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]
+    return "\n".join(parts) + "\n"
+
+
+COLOURS = {"listen": "#bbbbbb", "speak": "#1f77b4", "tool": "#d62728", None: "#000000"}
+
+
+def plot_timeline(records: list[dict], path: Path, decoders=("ar", "sl"), chunk_ms: float = 1000.0) -> str | None:
+    """Per-unit post-audio latency of one session (the one with the most speak/tool units), AR vs SL."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    decoders = [d for d in decoders if any(r["decoder"] == d for r in records)]
+    if not decoders:
+        return None
+    talk: dict[str, int] = {}
+    for r in records:
+        if r["decoder"] == "ar":
+            talk[r["session"]] = talk.get(r["session"], 0) + (r["decision"] in ("speak", "tool"))
+    if not talk:
+        return None
+    sid = max(talk, key=lambda s: talk[s])
+    fig, axes = plt.subplots(len(decoders), 1, figsize=(10, 2.2 * len(decoders) + 0.6), sharex=True, sharey=True,
+                             squeeze=False)
+    for ax, d in zip(axes[:, 0], decoders):
+        us = sorted((r for r in records if r["decoder"] == d and r["session"] == sid), key=lambda r: r["unit"])
+        ax.bar([r["unit"] for r in us], [r["latency_ms"] for r in us],
+               color=[COLOURS.get(r["decision"], "#000000") for r in us])
+        ax.axhline(chunk_ms, color="k", ls="--", lw=1)
+        ax.set_ylabel(f"{d}\nℓ (ms)")
+    axes[0, 0].set_title(f"session {sid}: post-audio latency per unit (dashed: {chunk_ms:.0f} ms deadline)")
+    axes[-1, 0].set_xlabel("unit")
+    axes[0, 0].legend(handles=[Patch(color=c, label=k) for k, c in COLOURS.items() if k], loc="upper right",
+                      fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def plot_forwards(summary: dict[str, dict], path: Path) -> str:
+    """Mean post-audio forwards per unit by output length, one bar group per bucket."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    buckets = [b[0] for b in BUCKETS]
+    decs = list(summary)
+    width = 0.8 / max(1, len(decs))
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for i, d in enumerate(decs):
+        ys = [summary[d]["forwards_by_length"].get(b) or 0 for b in buckets]
+        ax.bar([j + i * width for j in range(len(buckets))], ys, width, label=d)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))], buckets)
+    ax.set_xlabel("output tokens per unit")
+    ax.set_ylabel("post-audio forwards per unit")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def write_results(out: str | Path, config: dict, records: list[dict], summary: dict[str, dict],
+                  plots: bool = True) -> Path:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
+    with open(out / "units.jsonl", "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    names: list[str] = []
+    if plots:
+        chunk_ms = float(config.get("chunk_ms", 1000.0))
+        try:
+            t = plot_timeline(records, out / "timeline.png", chunk_ms=chunk_ms)
+            names += [t] if t else []
+            names.append(plot_forwards(summary, out / "forwards_by_length.png"))
+        except ImportError:  # matplotlib is optional for the numbers
+            pass
+    (out / "report.md").write_text(markdown(summary, config, names))
+    return out

@@ -1,0 +1,93 @@
+"""`ticktock bench`: metrics on hand-made records, and a closed-loop replay on a tiny random model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import noise_chunks, random_model
+from ticktock.bench.metrics import bucket_of, json_view, summarize
+from ticktock.bench.replay import BenchSession, ordered_decoders, replay
+from ticktock.bench.report import write_results
+from ticktock.session import CostModelClock
+
+FAST = {"new_tokens": [1, 128], "context": [0, 4096], "ms": [[10, 12], [11, 14]], "encoder_ms": 1.0}
+
+
+def rec(dec, unit, decision, tokens, forwards, latency, session="s0", family="short_qa", lag=0.0):
+    return {"session": session, "family": family, "decoder": dec, "unit": unit, "decision": decision,
+            "expected": decision, "n_tokens": len(tokens), "tokens": tokens, "forwards": forwards,
+            "tokens_per_forward": [], "latency_ms": latency, "lag_ms": lag, "post_audio_ms": latency,
+            "idle_used_ms": 0.0, "overflow_ms": 0.0, "window_ms": 0.0, "miss": lag > 0, "resident_slots": 10,
+            "pool_tokens": 0, "runnerup_used": False, "tool_call": None}
+
+
+def hand_records():
+    ar = [rec("ar", 0, "listen", [1], 1, 10.0),
+          rec("ar", 1, "speak", [2, 3, 4, 5], 4, 40.0),
+          rec("ar", 2, "speak", [2, 3], 2, 20.0),
+          rec("ar", 3, "tool", list(range(20)), 20, 1200.0, lag=200.0),
+          rec("ar", 4, "speak", [2, 9], 2, 20.0)]
+    sl = [rec("sl", 0, "listen", [1], 1, 10.0),
+          rec("sl", 1, "speak", [2, 3, 4, 5], 1, 10.0),
+          rec("sl", 2, "speak", [2, 3], 1, 10.0),
+          rec("sl", 3, "tool", list(range(20)), 5, 300.0),
+          rec("sl", 4, "speak", [2, 8], 1, 10.0)]  # differs from AR: not lossless here
+    return ar + sl
+
+
+def test_metrics_on_hand_records():
+    s = summarize(hand_records())
+    ar, sl = s["ar"], s["sl"]
+    assert ar["speak_speedup"] == 1.0 and ar["mat"] == 1.0 and ar["lossless"] == 1.0
+    assert sl["speak_speedup"] == pytest.approx((80 / 3) / 10)
+    assert sl["tool_speedup"] == pytest.approx(4.0)
+    assert sl["mat"] == pytest.approx(28 / 8)  # speak+tool tokens over their forwards
+    assert sl["lossless"] == pytest.approx(0.8)
+    # onsets: units 1 and 4 (unit 2 follows a speak unit)
+    assert ar["onset_ms"] == pytest.approx(30.0) and sl["onset_ms"] == pytest.approx(10.0)
+    assert ar["tool_latency_ms"] == 1200.0 and ar["tool_deadline_miss_rate"] == 1.0
+    assert sl["tool_deadline_miss_rate"] == 0.0
+    assert ar["deadline_miss_rate"] == pytest.approx(0.2) and ar["max_lag_ms_max"] == 200.0
+    assert ar["lagging_sessions"] == 0.0
+    assert ar["forwards_by_length"] == {"1": 1.0, "2-4": pytest.approx(8 / 3), "5-16": None, "17-64": 20.0,
+                                        "65-128": None}
+    assert sl["forwards_by_length"]["2-4"] == 1.0
+    assert sl["speak_speedup_by_family"] == {"short_qa": pytest.approx(80 / 30)}
+    assert summarize(hand_records(), greedy=False)["sl"]["lossless"] is None
+    view = json_view(s)
+    assert set(view["sl"]) >= {"speak_speedup", "mat", "lossless", "forwards_by_length", "onset_ms"}
+
+
+def test_buckets_and_order():
+    assert [bucket_of(n) for n in (1, 2, 4, 5, 16, 17, 64, 65, 128, 300)] == \
+        ["1", "2-4", "2-4", "5-16", "5-16", "17-64", "17-64", "65-128", "65-128", "65-128"]
+    assert ordered_decoders(["sl", "pld", "sl"]) == ["ar", "sl", "pld"]
+    with pytest.raises(ValueError):
+        summarize([r for r in hand_records() if r["decoder"] != "ar"])
+
+
+def test_replay_end_to_end(protocol, tmp_path):
+    model = random_model(3, protocol.vocab_size)
+    sessions = [BenchSession(f"syn{k}", fam, "You are ticktock, a helpful voice assistant.",
+                             noise_chunks(4, seed=k, speech_units=(1,)),
+                             [{"decision": "listen", "content": "", "tags": []}] * 4)
+                for k, fam in enumerate(["short_qa", "tool_call"])]
+    seen = []
+    records = replay(model, protocol, sessions, ["sl"], CostModelClock(FAST), tool_runner=lambda c: "ok",
+                     progress=lambda s: seen.append(s.id))
+    assert seen == ["syn0", "syn1"]
+    assert len(records) == 2 * 2 * 4 and {r["decoder"] for r in records} == {"ar", "sl"}
+    s = summarize(records)
+    assert s["sl"]["lossless"] == 1.0
+    assert s["ar"]["mat"] in (None, 1.0)
+    sl_tok = sum(r["n_tokens"] for r in records if r["decoder"] == "sl")
+    sl_fw = sum(r["forwards"] for r in records if r["decoder"] == "sl")
+    assert sl_tok / sl_fw >= 1.0
+    if s["sl"]["mat"] is not None:
+        assert s["sl"]["mat"] >= 1.0
+    out = write_results(tmp_path / "res", {"suite": "syn", "clock": "cost"}, records, s, plots=False)
+    assert (out / "report.md").read_text().startswith("# ticktock bench")
+    assert len((out / "units.jsonl").read_text().splitlines()) == len(records)
+    assert json.loads((out / "summary.json").read_text())["sl"]["lossless"] == 1.0

@@ -1,0 +1,55 @@
+"""The shipped ticktock-tiny: loads from the package, runs the shipped examples, and every
+decoder is token-identical to autoregressive greedy on it (fp32, CPU)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from ticktock.audio import load_audio, split_chunks
+from ticktock.commands.demo import EXAMPLES
+from ticktock.decoding.registry import DECODERS
+from ticktock.model import DEFAULT_MODEL
+from ticktock.runtime import load_runtime
+from ticktock.session import CostModelClock, DuplexSession
+
+pytestmark = pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model")
+PROFILE = {"new_tokens": [1, 256], "context": [0, 100000], "ms": [[8, 12], [8, 12]], "encoder_ms": 2}
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    torch.set_num_threads(1)
+    return load_runtime()
+
+
+@pytest.fixture(scope="module")
+def example():
+    wav = EXAMPLES / "qa.wav"
+    meta = json.loads(wav.with_suffix(".json").read_text())
+    return split_chunks(load_audio(wav))[:10], meta["system"]
+
+
+def test_shipped_model_is_small_and_trained(runtime):
+    assert runtime.trained
+    size = (DEFAULT_MODEL / "model.safetensors").stat().st_size
+    assert size <= 25 * 1024 * 1024
+
+
+def test_listens_then_speaks(runtime, example):
+    chunks, system = example
+    res = DuplexSession(runtime.model, runtime.protocol, "ar", system=system).run(chunks)
+    decisions = [r.decision for r in res]
+    assert decisions[0] == "listen"
+    assert "speak" in decisions and decisions.index("speak") > 2  # it waits for the user's question
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_decoders_lossless_on_shipped_model(runtime, example, name):
+    chunks, system = example
+    ar = DuplexSession(runtime.model, runtime.protocol, "ar", clock=CostModelClock(PROFILE), system=system).run(chunks)
+    got = DuplexSession(runtime.model, runtime.protocol, name, clock=CostModelClock(PROFILE), system=system).run(chunks)
+    assert [r.tokens for r in got] == [r.tokens for r in ar]
+    assert all(g.forwards <= a.forwards for g, a in zip(got, ar))
