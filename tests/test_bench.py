@@ -12,7 +12,8 @@ from ticktock.bench.replay import BenchSession, ordered_decoders, replay
 from ticktock.bench.report import write_results
 from ticktock.session import CostModelClock
 
-FAST = {"new_tokens": [1, 128], "context": [0, 4096], "ms": [[10, 12], [11, 14]], "encoder_ms": 1.0}
+# slow forwards (as a big model on a CPU) keep the idle drafting, and so the test, short
+FAST = {"new_tokens": [1, 128], "context": [0, 4096], "ms": [[100, 120], [110, 140]], "encoder_ms": 1.0}
 
 
 def rec(dec, unit, decision, tokens, forwards, latency, session="s0", family="short_qa", lag=0.0):
@@ -41,20 +42,20 @@ def test_metrics_on_hand_records():
     s = summarize(hand_records())
     ar, sl = s["ar"], s["sl"]
     assert ar["speak_speedup"] == 1.0 and ar["mat"] == 1.0 and ar["lossless"] == 1.0
-    assert sl["speak_speedup"] == pytest.approx((80 / 3) / 10)
-    assert sl["tool_speedup"] == pytest.approx(4.0)
-    assert sl["mat"] == pytest.approx(28 / 8)  # speak+tool tokens over their forwards
-    assert sl["lossless"] == pytest.approx(0.8)
+    assert sl["speak_speedup"] == pytest.approx((80 / 3) / 10, abs=1e-3)
+    assert sl["tool_speedup"] == pytest.approx(4.0, abs=1e-3)
+    assert sl["mat"] == pytest.approx(28 / 8, abs=1e-3)  # speak+tool tokens over their forwards
+    assert sl["lossless"] == pytest.approx(0.8, abs=1e-3)
     # onsets: units 1 and 4 (unit 2 follows a speak unit)
-    assert ar["onset_ms"] == pytest.approx(30.0) and sl["onset_ms"] == pytest.approx(10.0)
+    assert ar["onset_ms"] == pytest.approx(30.0, abs=1e-3) and sl["onset_ms"] == pytest.approx(10.0, abs=1e-3)
     assert ar["tool_latency_ms"] == 1200.0 and ar["tool_deadline_miss_rate"] == 1.0
     assert sl["tool_deadline_miss_rate"] == 0.0
-    assert ar["deadline_miss_rate"] == pytest.approx(0.2) and ar["max_lag_ms_max"] == 200.0
+    assert ar["deadline_miss_rate"] == pytest.approx(0.2, abs=1e-3) and ar["max_lag_ms_max"] == 200.0
     assert ar["lagging_sessions"] == 0.0
-    assert ar["forwards_by_length"] == {"1": 1.0, "2-4": pytest.approx(8 / 3), "5-16": None, "17-64": 20.0,
+    assert ar["forwards_by_length"] == {"1": 1.0, "2-4": pytest.approx(8 / 3, abs=1e-3), "5-16": None, "17-64": 20.0,
                                         "65-128": None}
     assert sl["forwards_by_length"]["2-4"] == 1.0
-    assert sl["speak_speedup_by_family"] == {"short_qa": pytest.approx(80 / 30)}
+    assert sl["speak_speedup_by_family"] == {"short_qa": pytest.approx(80 / 30, abs=1e-3)}
     assert summarize(hand_records(), greedy=False)["sl"]["lossless"] is None
     view = json_view(s)
     assert set(view["sl"]) >= {"speak_speedup", "mat", "lossless", "forwards_by_length", "onset_ms"}
@@ -71,14 +72,14 @@ def test_buckets_and_order():
 def test_replay_end_to_end(protocol, tmp_path):
     model = random_model(3, protocol.vocab_size)
     sessions = [BenchSession(f"syn{k}", fam, "You are ticktock, a helpful voice assistant.",
-                             noise_chunks(4, seed=k, speech_units=(1,)),
-                             [{"decision": "listen", "content": "", "tags": []}] * 4)
+                             noise_chunks(3, seed=k, speech_units=(1,)),
+                             [{"decision": "listen", "content": "", "tags": []}] * 3)
                 for k, fam in enumerate(["short_qa", "tool_call"])]
     seen = []
     records = replay(model, protocol, sessions, ["sl"], CostModelClock(FAST), tool_runner=lambda c: "ok",
                      progress=lambda s: seen.append(s.id))
     assert seen == ["syn0", "syn1"]
-    assert len(records) == 2 * 2 * 4 and {r["decoder"] for r in records} == {"ar", "sl"}
+    assert len(records) == 2 * 2 * 3 and {r["decoder"] for r in records} == {"ar", "sl"}
     s = summarize(records)
     assert s["sl"]["lossless"] == 1.0
     assert s["ar"]["mat"] in (None, 1.0)

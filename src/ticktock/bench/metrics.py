@@ -102,6 +102,7 @@ def decoder_metrics(units: dict[tuple[str, int], dict], ref: dict[tuple[str, int
         "pool_tokens": sum(r["pool_tokens"] for r in units.values()),
         "runnerup_units": sum(bool(r["runnerup_used"]) for r in units.values()),
         "peak_resident_slots": max((r["resident_slots"] for r in units.values()), default=0),
+        "host_s": _rnd(sum(r.get("host_ms", 0.0) for r in units.values()) / 1000, 2),
         "decision_acc": _rnd(_mean(r["decision"] == r["expected"] for r in n_exp)),
     }
 

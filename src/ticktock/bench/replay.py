@@ -13,6 +13,7 @@ decoding they make the same calls anyway, since every decoder is lossless).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -24,7 +25,7 @@ from ..session import Clock, DuplexSession, UnitResult
 UNIT_FIELDS = (
     "session", "family", "decoder", "unit", "decision", "expected", "n_tokens", "tokens", "forwards",
     "tokens_per_forward", "latency_ms", "lag_ms", "post_audio_ms", "idle_used_ms", "overflow_ms", "window_ms",
-    "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call",
+    "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call", "host_ms",
 )
 
 
@@ -83,6 +84,7 @@ def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
         "idle_used_ms": r.idle_used * 1000, "overflow_ms": r.overflow * 1000, "window_ms": r.window * 1000,
         "miss": r.miss, "resident_slots": r.resident_slots, "pool_tokens": r.pool_tokens,
         "runnerup_used": bool(r.runnerup_used), "tool_call": r.tool_call,
+        "host_ms": round(getattr(r, "host_seconds", 0.0) * 1000, 3),
     }
 
 
@@ -102,7 +104,9 @@ def run_one(model, protocol: DuplexProtocol, sess: BenchSession, decoder: str, c
             pending = tool_results.get(i)
         if pending is not None:
             injected[i] = pending
+        t0 = time.perf_counter()
         r = ds.step(chunk, pending)
+        r.host_seconds = time.perf_counter() - t0  # what the replay itself cost on this machine
         results.append(r)
         pending = tool_runner(r.tool_call) if (tool_results is None and r.tool_call and tool_runner) else None
     return results, injected

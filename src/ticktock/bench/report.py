@@ -30,7 +30,8 @@ SUMMARY_COLS = [("speak ×", "speak_speedup"), ("tool ×", "tool_speedup"), ("#M
                 ("lossless", "lossless"), ("speak ℓ ms", "speak_latency_ms"), ("onset ms", "onset_ms"),
                 ("tool ℓ ms", "tool_latency_ms"), ("miss", "deadline_miss_rate"),
                 ("tool miss", "tool_deadline_miss_rate"), ("lagging", "lagging_sessions"),
-                ("max lag mean ms", "max_lag_ms_mean"), ("max lag max ms", "max_lag_ms_max")]
+                ("max lag mean ms", "max_lag_ms_mean"), ("max lag max ms", "max_lag_ms_max"),
+                ("replay s", "host_s")]
 
 
 def markdown(summary: dict[str, dict], config: dict, plots: list[str]) -> str:
@@ -87,13 +88,17 @@ def plot_timeline(records: list[dict], path: Path, decoders=("ar", "sl"), chunk_
     sid = max(talk, key=lambda s: talk[s])
     fig, axes = plt.subplots(len(decoders), 1, figsize=(10, 2.2 * len(decoders) + 0.6), sharex=True, sharey=True,
                              squeeze=False)
+    top = max((r["latency_ms"] for r in records if r["session"] == sid and r["decoder"] in decoders), default=0.0)
+    on_scale = top > 0.25 * chunk_ms  # with a fast profile the deadline line would flatten every bar
     for ax, d in zip(axes[:, 0], decoders):
         us = sorted((r for r in records if r["decoder"] == d and r["session"] == sid), key=lambda r: r["unit"])
         ax.bar([r["unit"] for r in us], [r["latency_ms"] for r in us],
                color=[COLOURS.get(r["decision"], "#000000") for r in us])
-        ax.axhline(chunk_ms, color="k", ls="--", lw=1)
+        if on_scale:
+            ax.axhline(chunk_ms, color="k", ls="--", lw=1)
         ax.set_ylabel(f"{d}\nℓ (ms)")
-    axes[0, 0].set_title(f"session {sid}: post-audio latency per unit (dashed: {chunk_ms:.0f} ms deadline)")
+    note = "dashed" if on_scale else "off scale"
+    axes[0, 0].set_title(f"session {sid}: post-audio latency per unit ({note}: {chunk_ms:.0f} ms deadline)")
     axes[-1, 0].set_xlabel("unit")
     axes[0, 0].legend(handles=[Patch(color=c, label=k) for k, c in COLOURS.items() if k], loc="upper right",
                       fontsize=8)
