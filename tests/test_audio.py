@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
-
-try:
-    import ticktock.audio  # noqa: F401
-except ImportError:  # running from a checkout without an installed package
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from ticktock.audio import (
     SAMPLE_RATE,
