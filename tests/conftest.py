@@ -10,6 +10,9 @@ from ticktock.model import DuplexLM, preset
 from ticktock.model.tokenizer import train_tokenizer
 from ticktock.protocol import DuplexProtocol
 
+# The test models are tiny: one thread is fastest, and stays fast when other work shares the cores.
+torch.set_num_threads(1)
+
 CORPUS = [
     "what is the capital of france", "the capital of france is paris", "book a flight from tokyo to osaka",
     'find_flights(origin="TYO", dest="OSA", day="Fri")', "flight JL123 at 9:40, 120 dollars",
@@ -51,3 +54,34 @@ def noise_chunks(n: int, seed: int = 0, speech_units: tuple[int, ...] = (1, 2)) 
         amp = 0.3 if i in speech_units else 0.001
         out.append((rng.standard_normal(16000) * amp).astype(np.float32))
     return out
+
+
+def steer_greedy(model: DuplexLM, protocol: DuplexProtocol, shares: dict[str, float], seed: int = 0) -> DuplexLM:
+    """Test hook: where the model's two best tokens fall in a fixed random class, that class's special
+    token (e.g. `asr_start`) becomes the greedy choice instead.
+
+    A deterministic function of the logits, so the oracle and every decoder see the same model;
+    random models then open, fill and close side-channel segments and make decisions often.
+    """
+    vocab = model.cfg.decoder.vocab_size
+    target = torch.full((vocab,), -1, dtype=torch.long)
+    order = torch.randperm(vocab, generator=torch.Generator().manual_seed(seed))
+    at = 0
+    for name, share in shares.items():
+        n = int(share * vocab)
+        target[order[at : at + n]] = protocol.id(name)
+        at += n
+    logits = model.lm.logits
+
+    def steered(h: torch.Tensor) -> torch.Tensor:
+        z = logits(h)
+        flat = z.reshape(-1, z.shape[-1]).clone()  # (n, V)
+        top = flat.topk(2, dim=-1)
+        pair = (top.indices[:, 0] * 31 + top.indices[:, 1]) % vocab  # the top pair varies more than the top token
+        to = target[pair.cpu()].to(flat.device)
+        rows = torch.nonzero(to >= 0).flatten()
+        flat[rows, to[rows]] = top.values[rows, 0] + 1.0
+        return flat.reshape(z.shape)
+
+    model.lm.logits = steered
+    return model
