@@ -92,3 +92,46 @@ def test_replay_end_to_end(protocol, tmp_path):
     assert (out / "report.md").read_text().startswith("# ticktock bench")
     assert len((out / "units.jsonl").read_text().splitlines()) == len(records)
     assert json.loads((out / "summary.json").read_text())["sl"]["lossless"] == 1.0
+
+
+def _sessions(n: int, units: int = 4) -> list[BenchSession]:
+    return [BenchSession(f"syn{k}", "short_qa", "You are ticktock, a helpful voice assistant.",
+                         noise_chunks(units, seed=k, speech_units=(1,))) for k in range(n)]
+
+
+def test_one_session_on_the_device_is_the_session_timeline(protocol):
+    """With N = 1 the shared-device accounting reproduces `session.Timeline` exactly."""
+    from ticktock.session import DuplexSession
+    model = random_model(4, protocol.vocab_size)
+    sess = _sessions(1)[0]
+    own = DuplexSession(model, protocol, "sl", clock=CostModelClock(FAST), system=sess.system).run(sess.chunks)
+    recs = replay(model, protocol, [sess], ["sl"], CostModelClock(FAST), tool_runner=None)
+    got = [r for r in recs if r["decoder"] == "sl"]
+    assert [r["tokens"] for r in got] == [r.tokens for r in own]
+    for r, o in zip(got, own):
+        assert r["latency_ms"] == pytest.approx(o.latency * 1000) and r["lag_ms"] == pytest.approx(o.lag * 1000)
+        assert r["window_ms"] == pytest.approx(o.window * 1000) and r["overflow_ms"] == pytest.approx(o.overflow * 1000)
+
+
+def test_sessions_sharing_a_device_queue(protocol):
+    """N sessions at once: same tokens as alone, but later sessions wait for earlier ones' chunk work."""
+    model = random_model(5, protocol.vocab_size)
+    sessions = _sessions(3)
+    alone = replay(model, protocol, sessions, ["sl"], CostModelClock(FAST), tool_runner=None)
+    shared = replay(model, protocol, sessions, ["sl"], CostModelClock(FAST), tool_runner=None, concurrent=3)
+    key = lambda r: (r["decoder"], r["session"], r["unit"])  # noqa: E731
+    a, s = {key(r): r for r in alone}, {key(r): r for r in shared}
+    assert a.keys() == s.keys()
+    assert all(a[k]["tokens"] == s[k]["tokens"] for k in a)
+    for d in ("ar", "sl"):
+        for u in range(4):
+            first, last = s[(d, "syn0", u)], s[(d, "syn2", u)]
+            waited = sum(s[(d, f"syn{j}", u)]["post_audio_ms"] for j in range(3))
+            assert last["latency_ms"] >= waited - 1e-6  # queued behind the two before it
+            assert first["latency_ms"] >= first["post_audio_ms"] - 1e-6
+    # the free window is shared out: each session drafts within its share, the shares within the window
+    for u in range(1, 4):
+        shares = [s[("sl", f"syn{j}", u)]["window_ms"] for j in range(3)]
+        assert sum(shares) <= max(a[("sl", f"syn{j}", u)]["window_ms"] for j in range(3)) + 1e-6
+        assert all(s[("sl", f"syn{j}", u)]["idle_used_ms"] <= a[("sl", f"syn{j}", u)]["idle_used_ms"] + 1e-6
+                   for j in range(3))  # a smaller share never drafts more

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..protocol import DuplexProtocol
 from ..session import Clock, DuplexSession, UnitResult
+from .device_timeline import DeviceTimeline, SessionClock
 
 UNIT_FIELDS = (
     "session", "family", "decoder", "unit", "decision", "expected", "n_tokens", "tokens", "forwards",
@@ -88,27 +89,37 @@ def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
     }
 
 
-def run_one(model, protocol: DuplexProtocol, sess: BenchSession, decoder: str, clock: Clock,
-            tool_results: dict[int, str] | None, tool_runner: Callable[[str], str] | None,
-            temperature: float = 0.0, seed: int = 0) -> tuple[list[UnitResult], dict[int, str]]:
-    """One fresh session for one decoder. With `tool_results` given, inject those; else run the tools.
+def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decoder: str,
+              clock: Clock | Callable[[], Clock], tool_results: list[dict[int, str]] | None,
+              tool_runner: Callable[[str], str] | None, temperature: float = 0.0,
+              seeds: list[int] | None = None) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
+    """Fresh sessions of `group` for one decoder, sharing one device (see `DeviceTimeline`).
 
-    Returns the unit results and the tool results injected (by unit index)."""
-    ds = DuplexSession(model, protocol, decoder, clock=clock, temperature=temperature, seed=seed,
-                       system=sess.system)
-    injected: dict[int, str] = {}
-    results: list[UnitResult] = []
-    pending: str | None = None
-    for i, chunk in enumerate(sess.chunks):
-        if tool_results is not None:
-            pending = tool_results.get(i)
-        if pending is not None:
-            injected[i] = pending
-        t0 = time.perf_counter()
-        r = ds.step(chunk, pending)
-        r.host_seconds = time.perf_counter() - t0  # what the replay itself cost on this machine
-        results.append(r)
-        pending = tool_runner(r.tool_call) if (tool_results is None and r.tool_call and tool_runner) else None
+    With `tool_results` given (one dict per session), inject those; else run the tools.
+    Returns per session the unit results and the tool results injected (by unit index)."""
+    fresh = clock if callable(clock) and not isinstance(clock, Clock) else (lambda: clock)
+    seeds = seeds or [0] * len(group)
+    live = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
+                          system=b.system) for b, seed in zip(group, seeds)]
+    device = DeviceTimeline(protocol.chunk_seconds, clocks=[SessionClock() for _ in group])
+    results: list[list[UnitResult]] = [[] for _ in group]
+    injected: list[dict[int, str]] = [{} for _ in group]
+    pending: list[str | None] = [None] * len(group)
+    for t in range(max(len(b.chunks) for b in group)):
+        active = [i for i, b in enumerate(group) if t < len(b.chunks)]
+        device.draft([(i, live[i]) for i in active], t)
+        for i in active:
+            if tool_results is not None:
+                pending[i] = tool_results[i].get(t)
+            if pending[i] is not None:
+                injected[i][t] = pending[i]
+            t0 = time.perf_counter()
+            r = live[i].step(group[i].chunks[t], pending[i])
+            r.host_seconds = time.perf_counter() - t0  # what the replay itself cost on this machine
+            device.chunk(i, t, r)
+            results[i].append(r)
+            call = r.tool_call if tool_results is None and tool_runner else None
+            pending[i] = tool_runner(call) if call else None
     return results, injected
 
 
@@ -125,26 +136,44 @@ def ordered_decoders(decoders: Iterable[str]) -> list[str]:
 def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], decoders: Iterable[str],
            clock: Clock | Callable[[], Clock], temperature: float = 0.0, seed: int = 0,
            tool_runner: Callable[[str], str] | None = default_tool_runner,
-           progress: Callable[[BenchSession], None] | None = None) -> list[dict]:
+           progress: Callable[[BenchSession], None] | None = None, concurrent: int = 1,
+           first_index: int = 0) -> list[dict]:
     """Every session × decoder, closed loop; one record per unit (see `UNIT_FIELDS`).
 
     clock: a clock, or a zero-argument factory for a fresh one per session run.
-    Sampling (temperature > 0) seeds each session with `seed + its index`, the same for every decoder.
+    concurrent: N sessions at a time share one device (consecutive sessions form a group).
+    Sampling (temperature > 0) seeds session k (k counted from `first_index`) with `seed + k`,
+    the same for every decoder.
     """
     import torch
 
     decs = ordered_decoders(decoders)
     records: list[dict] = []
     with torch.no_grad():
-        for k, sess in enumerate(sessions):
-            tool_results: dict[int, str] | None = None
+        for k, group in enumerate(_groups(sessions, concurrent)):
+            seeds = [seed + first_index + k * concurrent + j for j in range(len(group))]
+            tool_results: list[dict[int, str]] | None = None
             for d in decs:
-                c = clock() if callable(clock) and not isinstance(clock, Clock) else clock
-                results, injected = run_one(model, protocol, sess, d, c, tool_results, tool_runner,
-                                            temperature, seed + k)
+                results, injected = run_group(model, protocol, group, d, clock, tool_results, tool_runner,
+                                              temperature, seeds)
                 if tool_results is None:  # `ar` ran the tools; the others reuse its results
                     tool_results = injected
-                records += [unit_record(sess, d, r) for r in results]
+                for sess, rs in zip(group, results):
+                    records += [unit_record(sess, d, r) for r in rs]
             if progress is not None:
-                progress(sess)
+                for sess in group:
+                    progress(sess)
     return records
+
+
+def _groups(sessions: Iterable[BenchSession], n: int) -> Iterator[list[BenchSession]]:
+    if n < 1:
+        raise ValueError(f"concurrent sessions must be >= 1, got {n}")
+    group: list[BenchSession] = []
+    for s in sessions:
+        group.append(s)
+        if len(group) == n:
+            yield group
+            group = []
+    if group:
+        yield group

@@ -131,8 +131,44 @@ def plot_forwards(summary: dict[str, dict], path: Path) -> str:
     return path.name
 
 
+def plot_sweep(sweep: dict[str, dict[str, dict]], axis: str, path: Path) -> str:
+    """Speak and tool speedup over AR against one swept setting (temperature: Fig. 4b; sessions: Fig. 4c)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = sorted(sweep, key=float)
+    decs = [d for d in next(iter(sweep.values())) if d != "ar"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharex=True)
+    for ax, key, title in zip(axes, ("speak_speedup", "tool_speedup"), ("speak chunks", "tool chunks")):
+        for d in decs:
+            ax.plot([float(x) for x in xs], [sweep[x][d].get(key) or float("nan") for x in xs], "o-", label=d)
+        ax.axhline(1.0, color="#888888", lw=0.8, ls=":")
+        ax.set_title(title)
+        ax.set_xlabel("temperature" if axis == "temperature" else "concurrent sessions N")
+        ax.set_ylabel("speedup over ar")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def sweep_markdown(sweeps: dict[str, dict[str, dict]]) -> str:
+    """Tables of speak / tool speedup per swept value (the keys of `sweeps`: 'temperature', 'sessions')."""
+    parts = []
+    for axis, sweep in sweeps.items():
+        xs = sorted(sweep, key=float)
+        decs = [d for d in next(iter(sweep.values())) if d != "ar"]
+        parts += ["", f"## Speedup vs {axis}", "",
+                  _table([axis] + [f"{d} speak ×" for d in decs] + [f"{d} tool ×" for d in decs],
+                         [[x] + [sweep[x][d].get("speak_speedup") for d in decs]
+                          + [sweep[x][d].get("tool_speedup") for d in decs] for x in xs])]
+    return "\n".join(parts) + "\n"
+
+
 def write_results(out: str | Path, config: dict, records: list[dict], summary: dict[str, dict],
-                  plots: bool = True) -> Path:
+                  plots: bool = True, sweeps: dict[str, dict[str, dict]] | None = None) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
@@ -147,7 +183,12 @@ def write_results(out: str | Path, config: dict, records: list[dict], summary: d
             t = plot_timeline(records, out / "timeline.png", chunk_ms=chunk_ms)
             names += [t] if t else []
             names.append(plot_forwards(summary, out / "forwards_by_length.png"))
+            for axis, sweep in (sweeps or {}).items():
+                if len(sweep) > 1:
+                    names.append(plot_sweep(sweep, axis, out / f"speedup_vs_{axis}.png"))
         except ImportError:  # matplotlib is optional for the numbers
             pass
-    (out / "report.md").write_text(markdown(summary, config, names))
+    if sweeps:
+        (out / "sweeps.json").write_text(json.dumps(sweeps, indent=1) + "\n")
+    (out / "report.md").write_text(markdown(summary, config, names) + (sweep_markdown(sweeps) if sweeps else ""))
     return out

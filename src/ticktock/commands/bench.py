@@ -16,15 +16,21 @@ DEFAULT_DECODERS = "ar,pld,tr,lookahead,sl"
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="decoder latency on a suite: speedup over AR, #MAT, deadline misses, lag")
     p.add_argument("--suite", default="quick", choices=["quick", "full", "heldout", "long"])
-    p.add_argument("--n", "--sessions", dest="n", type=int, default=None, help="only the first N sessions")
+    p.add_argument("--n", type=int, default=None, help="only the first N sessions of the suite")
+    p.add_argument("--sessions", default="1",
+                   help="sessions sharing one device at a time; a list (1,2,4) also sweeps it (Fig. 4c)")
     p.add_argument("--decoders", default=DEFAULT_DECODERS,
                    help=f"comma-separated decoder names (default {DEFAULT_DECODERS}; 'ar' is always added)")
     p.add_argument("--clock", default="cost", choices=["cost", "wall"])
     p.add_argument("--calibration", default=None, help="cost-model profile (default: the H200 7B one if shipped)")
-    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--temperature", default="0",
+                   help="sampling temperature; a list (0,0.5,1) also sweeps it (Fig. 4b); the first value is the main run")
     p.add_argument("--seed", type=int, default=0, help="sampling seed base (session k uses seed + k)")
     p.add_argument("--model", default=None)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--workers", type=int, default=1,
+                   help="replay processes, each with one torch thread (for the cost clock; a wall clock "
+                        "would also time their contention)")
     p.add_argument("--out", default=None, help="results folder (default runs/bench-<suite>-<clock>)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -39,15 +45,27 @@ def _cell(x) -> str:
     return str(x)
 
 
+def _floats(text: str, what: str, cast=float) -> list:
+    try:
+        vals = [cast(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise SystemExit(f"--{what}: expected a comma-separated list of numbers, got {text!r}")
+    if not vals:
+        raise SystemExit(f"--{what}: no value given")
+    return vals
+
+
 def run(args: argparse.Namespace) -> int:
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..bench.metrics import json_view, summarize
-    from ..bench.replay import ordered_decoders, replay, suite_sessions
+    from ..bench.parallel import ReplayJob, parallel_replay
+    from ..bench.replay import ordered_decoders, replay, sessions_from_entries
     from ..bench.report import write_results
     from ..decoding.registry import DECODERS
     from ..runtime import load_runtime
+    from ..scenarios.store import ensure_suite
     from ..session import make_clock
 
     console = Console(stderr=True)
@@ -56,6 +74,14 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         console.print(f"[red]unknown decoder(s) {', '.join(unknown)}; known: {', '.join(sorted(DECODERS))}")
         return 2
+    temps = _floats(args.temperature, "temperature")
+    counts = _floats(args.sessions, "sessions", int)
+    if min(counts) < 1 or min(temps) < 0:
+        console.print("[red]--sessions must be >= 1 and --temperature >= 0")
+        return 2
+    if args.workers > 1 and args.clock != "cost":
+        console.print("[yellow]note: a wall clock with several workers also times their contention; "
+                      "keep workers well under the number of cores")
     profile = None
     if args.clock == "cost":
         from ..bench.profiles import default_profile, find_profile
@@ -66,24 +92,48 @@ def run(args: argparse.Namespace) -> int:
     rt = load_runtime(args.model, args.device)
     if not rt.trained:
         console.print(f"[yellow]note: {rt.name}; latencies are meaningful, decisions are not")
-    n_sessions, sessions = suite_sessions(args.suite, args.n, int(round(rt.protocol.chunk_seconds * 16000)))
+    folder, entries = ensure_suite(args.suite)
+    entries = entries[: args.n] if args.n else entries
+    chunk = int(round(rt.protocol.chunk_seconds * 16000))
+    chunk_ms = rt.protocol.chunk_seconds * 1000
+    # the main run, then the sweeps' other points: temperature at the first N, N at the first temperature
+    settings = [(temps[0], counts[0])] + [(t, counts[0]) for t in temps[1:]] + [(temps[0], n) for n in counts[1:]]
 
+    def records_for(temperature: float, concurrent: int, bar: Progress) -> list[dict]:
+        task = bar.add_task(f"{args.suite} · T={temperature:g} · N={concurrent} · {','.join(decoders)}",
+                            total=len(entries))
+        if args.workers > 1:
+            job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
+                            concurrent)
+            return parallel_replay(job, folder, entries, args.workers, progress=lambda k: bar.advance(task, k))
+        return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), decoders, clock,
+                      temperature=temperature, seed=args.seed, concurrent=concurrent,
+                      progress=lambda s: bar.advance(task))
+
+    results: dict[tuple[float, int], tuple[list[dict], dict]] = {}
     with Progress(TextColumn("bench {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as bar:
-        task = bar.add_task(f"{args.suite} · {','.join(decoders)}", total=n_sessions)
-        records = replay(rt.model, rt.protocol, sessions, decoders, clock, temperature=args.temperature,
-                         seed=args.seed, progress=lambda s: bar.advance(task))
+        for t, n in settings:
+            if (t, n) not in results:
+                recs = records_for(t, n, bar)
+                results[(t, n)] = (recs, summarize(recs, greedy=t <= 0, chunk_ms=chunk_ms))
+    records, summary = results[settings[0]]
+    sweeps = {}
+    if len(temps) > 1:
+        sweeps["temperature"] = {f"{t:g}": results[(t, counts[0])][1] for t in temps}
+    if len(counts) > 1:
+        sweeps["sessions"] = {str(n): results[(temps[0], n)][1] for n in counts}
 
-    chunk_ms = rt.protocol.chunk_seconds * 1000
-    summary = summarize(records, greedy=args.temperature <= 0, chunk_ms=chunk_ms)
     out = args.out or f"runs/bench-{args.suite}-{args.clock}"
     config = {"args": {k: v for k, v in vars(args).items() if k != "func"}, "decoders": decoders, "model": rt.name,
               "trained": rt.trained, "profile": profile, "clock": args.clock, "suite": args.suite,
-              "temperature": args.temperature, "chunk_ms": chunk_ms, "sessions": n_sessions,
-              "date": _dt.datetime.now().isoformat(timespec="seconds"), "command": " ".join(sys.argv)}
-    write_results(out, config, records, summary, plots=not args.no_plots)
+              "temperature": temps[0], "concurrent_sessions": counts[0], "chunk_ms": chunk_ms,
+              "sessions": len(entries), "date": _dt.datetime.now().isoformat(timespec="seconds"),
+              "command": " ".join(sys.argv)}
+    write_results(out, config, records, summary, plots=not args.no_plots, sweeps=sweeps)
 
-    table = Table(title=f"ticktock bench · {args.suite} · {args.clock} clock · {rt.name}")
+    table = Table(title=f"ticktock bench · {args.suite} · {args.clock} clock · T={temps[0]:g} · N={counts[0]} · "
+                        f"{rt.name}")
     cols = [("speak ×", "speak_speedup"), ("tool ×", "tool_speedup"), ("#MAT", "mat"), ("lossless", "lossless"),
             ("speak ℓ ms", "speak_latency_ms"), ("onset ms", "onset_ms"), ("tool ℓ ms", "tool_latency_ms"),
             ("miss", "deadline_miss_rate"), ("lagging", "lagging_sessions"), ("max lag ms", "max_lag_ms_max")]
@@ -93,7 +143,22 @@ def run(args: argparse.Namespace) -> int:
     for d, m in summary.items():
         table.add_row(d, *[_cell(m.get(k)) for _, k in cols])
     console.print(table)
+    for axis, sweep in sweeps.items():
+        st = Table(title=f"speedup vs {axis}")
+        st.add_column(axis)
+        for d in decoders[1:]:
+            st.add_column(f"{d} speak ×", justify="right")
+            st.add_column(f"{d} tool ×", justify="right")
+        for x, summ in sweep.items():
+            st.add_row(x, *[_cell(summ[d].get(k)) for d in decoders[1:] for k in ("speak_speedup", "tool_speedup")])
+        console.print(st)
     console.print(f"results: {out}/ (report.md, summary.json, units.jsonl)")
     if args.json:
-        print(json.dumps({"suite": args.suite, "clock": args.clock, "decoders": json_view(summary)}))
+        line = {"suite": args.suite, "clock": args.clock, "temperature": temps[0], "concurrent_sessions": counts[0],
+                "decoders": json_view(summary)}
+        if sweeps:
+            line["sweeps"] = {axis: {x: {d: {k: m[d].get(k) for k in ("speak_speedup", "tool_speedup")}
+                                         for d in decoders} for x, m in sweep.items()}
+                              for axis, sweep in sweeps.items()}
+        print(json.dumps(line))
     return 0
