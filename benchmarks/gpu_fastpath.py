@@ -61,6 +61,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--eager-repeats", type=int, default=8)
     p.add_argument("--gen", type=int, default=24, help="greedy tokens generated on each path")
     p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "matmul"])
+    p.add_argument("--compile", default="auto", choices=["auto", "on", "off"],
+                   help="fuse the elementwise stages with torch.compile (auto: on CUDA when Triton is there)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="write the full results JSON here")
     return p.parse_args(argv)
@@ -83,7 +85,8 @@ def main(argv=None) -> int:
     cfg = preset(args.shape)
     model = random_model(cfg, device, dtype, args.seed, direct=device.type == "cuda")
     vocab, c = cfg.decoder.vocab_size, args.context
-    eng = FastEngine(model, max_slots=c + 256, mode="eager", attention=args.attention)
+    eng = FastEngine(model, max_slots=c + 256, mode="eager", attention=args.attention,
+                     compile={"auto": None, "on": True, "off": False}[args.compile])
     ids = lambda n: torch.randint(0, vocab, (n,), generator=gen)  # noqa: E731
     prompt = [Segment(ids(c), [TEXT] * c)]
     eng.forward(prompt, unit=0)  # eager prefill: real K/V in the cache
@@ -180,6 +183,7 @@ def main(argv=None) -> int:
     result = {
         "shape": args.shape, "device": device_name(device), "torch": torch.__version__, "dtype": dtype_name(dtype),
         "context": c, "mode": fast_mode, "fuse_mlp": bool(eng.blocks and eng.blocks[0].wgu is not None),
+        "compile": args.compile,
         "graphs": len(eng.graphs), "timing": {str(n): v for n, v in timing.items()},
         "attention": {f"{tb}x{lb}": {"chosen": k,
                                      "replay_ms": {a: round(t, 3) for a, t in eng.timings.get((tb, lb), {}).items()}}
