@@ -13,6 +13,8 @@ test: venv
 
 deps:
 	@command -v espeak-ng >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng)
+	@# the browser test drives Debian's chromium through Playwright (no Playwright browser download)
+	@command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
 
 venv: deps $(VENV)/.installed
 

@@ -1,0 +1,48 @@
+"""`ticktock serve`: the real-time WebSocket server and the browser page (DESIGN §8, docs/protocol.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("serve", help="serve live full-duplex sessions over WebSocket, with a browser page")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--max-sessions", type=int, default=4, help="concurrent sessions; more get a server_busy error")
+    p.add_argument("--log-dir", default="runs/sessions", help="one JSONL log per session")
+    p.add_argument("--model", default=None, help="model directory (default: the shipped ticktock-tiny)")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--max-slots", type=int, default=8192, help="KV slots per session (a full one ends with "
+                                                                  "context_full unless a kv_policy evicts)")
+    p.add_argument("--no-tts", action="store_true", help="do not synthesize audio.delta with espeak-ng")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    from rich.console import Console
+
+    from ..server import Server, ServerConfig
+
+    torch.set_grad_enabled(False)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    console = Console(stderr=True)
+    cfg = ServerConfig(host=args.host, port=args.port, max_sessions=args.max_sessions, log_dir=args.log_dir,
+                       model=args.model, device=args.device, tts=not args.no_tts,
+                       max_slots=args.max_slots)
+    server = Server(cfg)
+    if not server.runtime.trained:
+        console.print("[bold yellow]No trained model is shipped: serving a RANDOM-INIT ticktock-tiny.[/]")
+    tts = "espeak-ng" if server.speaker and server.speaker.available else "off"
+    console.print(f"ticktock serve · {server.runtime.name} · max {cfg.max_sessions} sessions · tts {tts} · "
+                  f"logs in {cfg.log_dir}\n  page:      http://{cfg.host}:{cfg.port}/\n"
+                  f"  websocket: ws://{cfg.host}:{cfg.port}/ws", highlight=False)
+    try:
+        asyncio.run(server.serve_forever())
+    except KeyboardInterrupt:
+        pass
+    return 0

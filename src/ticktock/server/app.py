@@ -1,0 +1,210 @@
+"""The server: WebSocket sessions and the browser page from one process (DESIGN §8).
+
+    server = Server(ServerConfig(port=8765))
+    await server.start(); ...; await server.close()
+
+Any HTTP GET that is not a WebSocket upgrade is answered from `static/` (`/` is
+the page, `/health` a JSON status). Each WebSocket connection holds at most one
+live session at a time. Nothing a client sends can end the server: every
+failure becomes an `error` event on that connection only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from ..audio import SAMPLE_RATE
+from ..runtime import Runtime, load_runtime
+from ..session import DuplexSession
+from .draft_gate import live_decoder
+from .live_session import LiveSession
+from .protocol import (INTERNAL, NO_SESSION, SERVER_BUSY, SESSION_ACTIVE, AudioAppend, ProtocolError,
+                       SessionStart, SessionStop, ToolResult, error_event, parse_client)
+from .scheduler import DRAFT, Scheduler, ServerBusy
+from .speech import Speaker
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # 10 s of 192 kHz float32 in base64 fits; bigger frames close the socket (1009)
+log = logging.getLogger("ticktock.server")
+
+
+@dataclass
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765  # 0: any free port (see Server.port)
+    max_sessions: int = 4
+    log_dir: str = "runs/sessions"
+    model: str | None = None
+    device: str = "cpu"
+    tts: bool = True
+    max_slots: int = 8192  # KV slots per session: ≈ 6-10 min of talk on ticktock-tiny without eviction
+
+
+class Server:
+    def __init__(self, config: ServerConfig, runtime: Runtime | None = None):
+        self.config = config
+        self.runtime = runtime or load_runtime(config.model, config.device)
+        self.scheduler = Scheduler(config.max_sessions, chunk_seconds=self.runtime.protocol.chunk_seconds)
+        self.speaker = Speaker() if config.tts else None
+        self.errors = 0  # error events sent, all connections
+        self._server = None
+
+    @property
+    def port(self) -> int:
+        return self._server.sockets[0].getsockname()[1]
+
+    async def start(self) -> "Server":
+        await self.scheduler.run(self.warm_up, DRAFT)  # DRAFT: not counted as chunk load
+        self._server = await serve(self.handle, self.config.host, self.config.port, process_request=self.http,
+                                   max_size=MAX_MESSAGE_BYTES)
+        return self
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        self.scheduler.close()
+
+    async def serve_forever(self) -> None:
+        await self.start()
+        await self._server.serve_forever()
+
+    def warm_up(self) -> None:
+        """A throwaway two-unit session on the device thread, so first-call costs never land in a client's unit."""
+        rt = self.runtime
+        sess = DuplexSession(rt.model, rt.protocol, live_decoder("sl"), max_slots=2048)
+        chunk = np.zeros(int(round(rt.protocol.chunk_seconds * SAMPLE_RATE)), dtype=np.float32)
+        for _ in range(2):
+            sess.prepare(0.2)
+            sess.step(chunk)
+
+    # ------------------------------------------------------------ HTTP
+    def http(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return None  # go on with the WebSocket handshake
+        path = request.path.split("?", 1)[0]
+        if path == "/health":
+            return _respond(connection, 200, json.dumps(self.health()), "application/json")
+        name = "index.html" if path in ("/", "/index.html") else path.removeprefix("/static/")
+        file = (STATIC / name).resolve()
+        if file.parent != STATIC or not file.is_file():
+            return _respond(connection, 404, f"not found: {path}\n", "text/plain")
+        kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        return _respond(connection, 200, file.read_text(encoding="utf-8"), kind)
+
+    def health(self) -> dict:
+        return {"status": "ok", "model": self.runtime.name, "sessions": len(self.scheduler.sessions),
+                "max_sessions": self.scheduler.max_sessions, "errors": self.errors,
+                "device": self.scheduler.stats.to_dict()}
+
+    # ------------------------------------------------------------ WebSocket
+    async def handle(self, ws: ServerConnection) -> None:
+        conn = _Connection(self, ws)
+        try:
+            async for raw in ws:
+                await conn.receive(raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            await conn.drop()
+
+
+class _Connection:
+    """One client: at most one live session at a time; protocol errors answered, never raised."""
+
+    def __init__(self, server: Server, ws: ServerConnection):
+        self.server, self.ws = server, ws
+        self.live: LiveSession | None = None
+        self.closing: asyncio.Task | None = None
+
+    async def send(self, ev: dict) -> None:
+        if ev.get("type") == "error":
+            self.server.errors += 1
+        try:
+            await self.ws.send(json.dumps(ev))
+        except ConnectionClosed:
+            pass  # the client left; the session log still has everything
+
+    async def receive(self, raw: str | bytes) -> None:
+        try:
+            msg = parse_client(raw)
+            if isinstance(msg, SessionStart):
+                await self.start(msg)
+            elif isinstance(msg, AudioAppend):
+                self.active("audio.append").append(msg)
+            elif isinstance(msg, ToolResult):
+                self.active("tool.result").tool_result(msg)
+            elif isinstance(msg, SessionStop):
+                self.stop()
+        except ProtocolError as err:
+            await self.send(error_event(err.code, str(err), self.live.id if self.live else None))
+        except Exception as err:  # a bug must cost one message, not the connection
+            log.exception("while handling a client message")
+            await self.send(error_event(INTERNAL, f"{type(err).__name__}: {err}", self.live.id if self.live else None))
+
+    def active(self, what: str) -> LiveSession:
+        self._forget_closed()
+        if self.live is None:
+            raise ProtocolError(NO_SESSION, f"{what} before session.start: start a session first")
+        if self.live.stopping:
+            raise ProtocolError(NO_SESSION, f"{what} after session.stop: session {self.live.id} is closing")
+        return self.live
+
+    def _forget_closed(self) -> None:
+        if self.live is not None and self.live.closed:  # it ended by itself (error, full context)
+            self.live = None
+
+    async def start(self, msg: SessionStart) -> None:
+        self._forget_closed()
+        if self.live is not None:
+            state = "is closing" if self.live.stopping else "is running"
+            raise ProtocolError(SESSION_ACTIVE, f"session {self.live.id} {state} on this connection: "
+                                                "one session at a time (session.stop it first)")
+        cfg = self.server.config
+        live = LiveSession(msg, self.server.runtime, self.server.scheduler, self.send, cfg.log_dir,
+                           self.server.speaker, cfg.max_slots)
+        try:
+            self.server.scheduler.admit(live.id)
+        except ServerBusy as err:
+            raise ProtocolError(SERVER_BUSY, str(err)) from None
+        try:
+            started = await live.open()
+        except BaseException:
+            self.server.scheduler.release(live.id)
+            raise
+        self.live = live
+        await self.send(started)
+
+    def stop(self) -> None:
+        live = self.active("session.stop")
+        task = live.stop()
+        self.closing = asyncio.create_task(self._forget(live, task))
+
+    async def _forget(self, live: LiveSession, task: asyncio.Task) -> None:
+        await asyncio.shield(task)
+        if self.live is live:
+            self.live = None
+
+    async def drop(self) -> None:
+        """The connection ended (cleanly or not): the session finishes the unit in flight, logs, and frees its slot."""
+        if self.live is not None and not self.live.closed:
+            await self.live.abort()
+            self.live = None
+
+
+def _respond(connection: ServerConnection, status: int, body: str, kind: str) -> Response:
+    resp = connection.respond(status, body)
+    del resp.headers["Content-Type"]
+    resp.headers["Content-Type"] = kind if "charset" in kind or not kind.startswith("text") else f"{kind}; charset=utf-8"
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
