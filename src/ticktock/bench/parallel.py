@@ -30,15 +30,21 @@ class ReplayJob:
 _STATE: dict = {}
 
 
-def _init(job: ReplayJob, folder: str) -> None:
+def _init(job: ReplayJob, folder: str, counter) -> None:
     import torch
 
     from ..runtime import load_runtime
     from ..session import make_clock
     torch.set_num_threads(1)
     torch.set_grad_enabled(False)
-    rt = load_runtime(job.model, job.device)
-    _STATE.update(job=job, folder=folder, rt=rt, clock=make_clock(job.clock, job.profile, job.device))
+    device = job.device
+    if device == "cuda" and torch.cuda.device_count() > 1:  # spread the workers over the GPUs
+        with counter.get_lock():
+            k, counter.value = counter.value, counter.value + 1
+        device = f"cuda:{k % torch.cuda.device_count()}"
+        torch.cuda.set_device(device)
+    rt = load_runtime(job.model, device)
+    _STATE.update(job=job, folder=folder, rt=rt, clock=make_clock(job.clock, job.profile, device))
 
 
 def _run(task: tuple[int, list[dict]]) -> tuple[int, list[dict]]:
@@ -62,7 +68,8 @@ def parallel_replay(job: ReplayJob, folder: str | Path, entries: list[dict], wor
     groups = [(k, entries[i:i + n]) for k, i in enumerate(range(0, len(entries), n))]
     done: dict[int, list[dict]] = {}
     ctx = mp.get_context("spawn")  # a fresh interpreter per worker: no forked torch thread pools
-    with ctx.Pool(workers, initializer=_init, initargs=(job, str(folder))) as pool:
+    counter = ctx.Value("i", 0)
+    with ctx.Pool(workers, initializer=_init, initargs=(job, str(folder), counter)) as pool:
         for k, recs in pool.imap_unordered(_run, groups):
             done[k] = recs
             if progress is not None:
