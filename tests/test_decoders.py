@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from ticktock.decoding.registry import DECODERS
+from ticktock.protocol import DuplexProtocol
 from ticktock.session import CostModelClock, DuplexSession
 
-from conftest import noise_chunks, random_model
+from conftest import noise_chunks, random_model, steer_greedy
 
 # Every registered decoder is in the matrix; a new decoder is tested by registering it.
 NAMES = sorted(DECODERS)
@@ -16,8 +17,8 @@ NAMES = sorted(DECODERS)
 PROFILE = {"new_tokens": [1, 256], "context": [0, 100000], "ms": [[30, 30], [30, 30]], "encoder_ms": 1}
 
 
-def run(model, protocol, name, chunks, tools=None):
-    sess = DuplexSession(model, protocol, name, clock=CostModelClock(PROFILE))
+def run(model, protocol, name, chunks, tools=None, side_channel=None):
+    sess = DuplexSession(model, protocol, name, clock=CostModelClock(PROFILE), side_channel=side_channel)
     return sess.run(chunks, tools)
 
 
@@ -30,6 +31,23 @@ def test_greedy_lossless(protocol, name, seed):
     ar = run(model, protocol, "ar", chunks, tools)
     got = run(model, protocol, name, chunks, tools)
     assert [r.tokens for r in got] == [r.tokens for r in ar]
+    for a, g in zip(ar, got):
+        assert g.forwards <= a.forwards, f"unit {a.index}: {name} used more post-audio forwards than ar"
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("placement", ["after_decision", "after_content"])
+def test_greedy_lossless_with_side_channel(protocol, name, placement):
+    """Segments opened, filled and force-closed by the rules: still token-identical to ar."""
+    p = DuplexProtocol(protocol.tokenizer, max_unit_tokens=24, max_asr_tokens=2)
+    shares = {"speak": 0.3, "listen": 0.1, "asr_start": 0.3, "asr_end": 0.1, "chunk_eos": 0.05}
+    model = steer_greedy(random_model(1, p.vocab_size), p, shares, seed=1)
+    chunks = noise_chunks(4, 1)
+    tools = {2: "flight JL123 at 9:40"}
+    ar = run(model, p, "ar", chunks, tools, placement)
+    got = run(model, p, name, chunks, tools, placement)
+    assert any(r.asr is not None for r in ar), "the steered model should open segments"
+    assert [r.sequence for r in got] == [r.sequence for r in ar]
     for a, g in zip(ar, got):
         assert g.forwards <= a.forwards, f"unit {a.index}: {name} used more post-audio forwards than ar"
 

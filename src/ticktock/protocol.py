@@ -94,6 +94,7 @@ class DuplexProtocol:
         self.decision_ids = {ids["listen"]: Decision.LISTEN, ids["speak"]: Decision.SPEAK, ids["tool"]: Decision.TOOL}
         self.terminator_ids = frozenset((ids["chunk_eos"], ids["turn_eos"]))
         self.end_ids = self.terminator_ids | {ids["listen"]}  # a unit's output ends on any of these
+        self.control_ids = frozenset(ids.values())  # every special token: none may appear inside a transcript
 
     # ------------------------------------------------------------------ text
     def encode(self, text: str) -> list[int]:
@@ -116,6 +117,10 @@ class DuplexProtocol:
     def tool_result_ids(self, result: str) -> list[int]:
         return [self.ids["tool_result"], *self.encode(result), self.ids["result_end"]]
 
+    def asr_ids(self, words: str) -> list[int]:
+        """A transcription side-channel segment (DESIGN §4), the transcript cut at `max_asr_tokens`."""
+        return [self.ids["asr_start"], *self.encode(words)[: self.max_asr_tokens], self.ids["asr_end"]]
+
     def output_ids(self, decision: Decision, content: str = "", turn_end: bool = False) -> list[int]:
         """The model's target output for one unit (what training teaches, what parse reads)."""
         if decision == Decision.LISTEN:
@@ -134,16 +139,16 @@ class DuplexProtocol:
             return ParsedUnit(decision=None)
         decision = self.decision_ids.get(ids[0])
         body = list(ids[1:])
-        terminator = None
-        if body and body[-1] in self.terminator_ids:
-            terminator = "turn_eos" if body[-1] == self.ids["turn_eos"] else "chunk_eos"
-            body = body[:-1]
         asr = None
-        if self.ids["asr_start"] in body:
+        if self.ids["asr_start"] in body:  # inline (after the decision) or trailing (after the terminator)
             s = body.index(self.ids["asr_start"])
             e = body.index(self.ids["asr_end"], s) if self.ids["asr_end"] in body[s:] else len(body)
             asr = self.decode(body[s + 1 : e])
             body = body[:s] + body[e + 1 :]
+        terminator = None
+        if body and body[-1] in self.terminator_ids:
+            terminator = "turn_eos" if body[-1] == self.ids["turn_eos"] else "chunk_eos"
+            body = body[:-1]
         text = self.decode(body)
         if decision == Decision.TOOL:
             return ParsedUnit(decision, text="", tool_call=text, terminator=terminator, asr=asr)

@@ -2,6 +2,8 @@
 
 Every token is predicted by a full forward over the entire sequence so far, so
 this is slow and obviously right; fast paths are tested token-identical to it.
+With a side channel (DESIGN §4), each unit's list also holds its transcription
+segment, where it sits: after a speak/tool decision, or after the unit's last token.
 """
 
 from __future__ import annotations
@@ -12,28 +14,59 @@ import torch
 from ..model.duplex import DuplexLM
 from ..protocol import DuplexProtocol
 from .session import DEFAULT_SYSTEM, AudioFrontEnd
+from .side_channel import side_channel_placement
 
 
 @torch.no_grad()
 def reference_greedy(model: DuplexLM, protocol: DuplexProtocol, chunks: list[np.ndarray],
-                     tool_results: dict[int, str] | None = None, system: str = DEFAULT_SYSTEM) -> list[list[int]]:
-    """Greedy output tokens per unit, recomputing the full sequence for every token."""
+                     tool_results: dict[int, str] | None = None, system: str = DEFAULT_SYSTEM,
+                     side_channel: str | None = None) -> list[list[int]]:
+    """Greedy output tokens per unit (segments included), recomputing the full sequence for every token."""
+    placement = side_channel_placement(side_channel)
+    p = protocol
     front = AudioFrontEnd(model, len(chunks[0]))
-    seq: list[torch.Tensor] = [torch.tensor(protocol.prefix_ids(system))]
+    seq: list[torch.Tensor] = [torch.tensor(p.prefix_ids(system))]
+
+    def next_token() -> int:
+        x = model.embed_segments(seq)
+        h = model.lm(x, torch.arange(x.shape[1])[None].to(model.device))
+        return int(model.lm.logits(h[0, -1]).argmax())
+
+    def commit(tok: int, out: list[int]) -> None:
+        out.append(tok)
+        seq.append(torch.tensor([tok]))
+
+    def segment(out: list[int]) -> None:
+        """Open a segment iff the greedy next token is <|asr_start|>; close it by the rules."""
+        if next_token() != p.id("asr_start"):
+            return
+        commit(p.id("asr_start"), out)
+        n = 0
+        while True:
+            tok = next_token()
+            if tok in p.control_ids or n == p.max_asr_tokens:  # <|asr_end|> itself is a control token
+                commit(p.id("asr_end"), out)
+                return
+            commit(tok, out)
+            n += 1
+
     outputs: list[list[int]] = []
     for i, chunk in enumerate(chunks):
-        seq.append(torch.tensor([protocol.id("unit")]))
+        seq.append(torch.tensor([p.id("unit")]))
         seq.append(front.push(np.asarray(chunk, dtype=np.float32)))
         if tool_results and i in tool_results:
-            seq.append(torch.tensor(protocol.tool_result_ids(tool_results[i])))
+            seq.append(torch.tensor(p.tool_result_ids(tool_results[i])))
         out: list[int] = []
+        n_response = 0
         while True:
-            x = model.embed_segments(seq)
-            h = model.lm(x, torch.arange(x.shape[1])[None].to(model.device))
-            tok = int(model.lm.logits(h[0, -1]).argmax())
-            out.append(tok)
-            seq.append(torch.tensor([tok]))
-            if protocol.is_unit_end(tok, len(out)):
+            tok = next_token()
+            commit(tok, out)
+            n_response += 1
+            if n_response == 1 and placement == "after_decision" and tok in (p.id("speak"), p.id("tool")):
+                segment(out)
+            if p.is_unit_end(tok, n_response):
                 break
+        if placement == "after_content" or (placement == "after_decision" and out[0] == p.id("listen")):
+            segment(out)
         outputs.append(out)
     return outputs

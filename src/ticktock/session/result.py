@@ -13,7 +13,11 @@ class UnitResult:
     text: str = ""
     tool_call: str | None = None
     terminator: str | None = None
-    asr: str | None = None
+    asr: str | None = None  # the side channel's transcript (None: no segment opened)
+    asr_forced: bool = False  # the segment was force-closed (token limit or a control token)
+    asr_forwards: int = 0  # forwards that committed segment tokens (a trailing segment: all of its forwards)
+    asr_seconds: float = 0.0  # their time (a trailing segment's counts as the next unit's idle work)
+    slack_tokens: list[int] = field(default_factory=list)  # a trailing segment, decoded after the response
     forwards: int = 0  # post-audio target forwards
     tokens_per_forward: list[int] = field(default_factory=list)
     draft_len: list[int] = field(default_factory=list)  # per post-audio forward
@@ -28,6 +32,11 @@ class UnitResult:
     latency: float = 0.0  # ℓ_t
     lag: float = 0.0  # b_t
     resident_slots: int = 0
+
+    @property
+    def sequence(self) -> list[int]:
+        """Every token the unit committed, in order: the response (with an inline segment) + a trailing segment."""
+        return self.tokens + self.slack_tokens
 
     @property
     def miss(self) -> bool:

@@ -8,6 +8,9 @@ Per unit t the session does
     the unit ends (`<|listen|>`, a terminator, or the unit's token cap).
 Every token is accepted by `decoding.verify`, so any decoder commits exactly what
 autoregressive decoding would (greedy), or the same distribution (sampling).
+With a transcription side channel (`side_channel.py`) the unit's tokens also pass
+through `UnitRules`; a trailing segment is decoded at the start of the next unit's
+idle work (it never delays the response) and filled into the unit's result then.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from ..cache.policies import EvictionPolicy, NoEviction
 from ..decoding.base import Decoder
 from ..decoding.draft import Draft
 from ..decoding.registry import make_decoder
-from ..decoding.verify import verify_greedy, verify_sampling
+from ..decoding.verify import Verdict, verify_greedy, verify_sampling
 from ..engine import Engine, Segment
 from ..model.duplex import DuplexLM
-from ..protocol import Decision, DuplexProtocol, SlotKind
+from ..protocol import DuplexProtocol, SlotKind
 from .clock import Clock, WallClock
 from .result import UnitResult
+from .side_channel import UnitRules, decode_slack_segment, side_channel_placement
 from .timeline import Timeline
 
 DEFAULT_SYSTEM = "You are ticktock, a helpful voice assistant."
@@ -70,8 +74,11 @@ class AudioFrontEnd:
 class DuplexSession:
     def __init__(self, model: DuplexLM, protocol: DuplexProtocol, decoder: Decoder | str = "ar",
                  clock: Clock | None = None, temperature: float = 0.0, seed: int = 0,
-                 system: str = DEFAULT_SYSTEM, policy: EvictionPolicy | None = None, max_slots: int = 16384):
+                 system: str = DEFAULT_SYSTEM, policy: EvictionPolicy | None = None, max_slots: int = 16384,
+                 side_channel: str | None = None):
+        """side_channel: None/"off", "after_decision" or "after_content" (transcription segments, DESIGN §4)."""
         self.model, self.protocol = model, protocol
+        self.side_channel = side_channel_placement(side_channel)
         self.decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
         self.clock = clock or WallClock(model.device)
         self.engine = Engine(model, max_slots, self.clock)
@@ -92,6 +99,8 @@ class DuplexSession:
         self.index = 0
         self.history: list[int] = []  # committed non-audio tokens, for decoders that look up n-grams
         self.pending: list[int] = []  # committed tokens not yet in the KV cache
+        self.pending_kinds: list[int] = []  # their ledger kinds
+        self.slack_due: UnitResult | None = None  # a unit whose trailing segment is still to decode
         self.prepared: tuple[float, int] | None = None  # (idle seconds, idle forwards) for the next unit
         ids = self.protocol.prefix_ids(self.system)
         self.engine.forward([self.ids_segment(ids, SlotKind.PREFIX)], unit=-1)
@@ -111,19 +120,31 @@ class DuplexSession:
         if window is None:
             window = self.timeline.window_for(self.index)
         n0 = len(self.engine.records)
+        self.flush()
         unit_marker = self.protocol.id("unit")
         segs = []
         if self.pending:
-            segs.append(Segment(torch.tensor(self.pending), [int(self.kind_of(t)) for t in self.pending]))
+            segs.append(Segment(torch.tensor(self.pending), list(self.pending_kinds)))
         segs.append(self.ids_segment([unit_marker], SlotKind.UNIT_MARKER))
         self.engine.forward(segs, unit=self.index)
         self.history += [unit_marker]
-        self.pending = []
-        used = self.engine.records[-1].seconds
+        self.pending, self.pending_kinds = [], []
+        used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
         prepare = getattr(self.decoder, "prepare", None)
         if prepare is not None:
             used += prepare(self, max(0.0, window - used))
         self.prepared = (used, len(self.engine.records) - n0)
+
+    def flush(self) -> None:
+        """Decode the last unit's trailing side-channel segment now, if one is due (at a session's end)."""
+        if self.slack_due is None:
+            return
+        res, self.slack_due = self.slack_due, None
+        seg = decode_slack_segment(self, res.index)
+        res.slack_tokens = seg.tokens
+        res.asr_forwards, res.asr_seconds = seg.forwards, seg.seconds
+        if seg.tokens:
+            res.asr, res.asr_forced = self.protocol.decode(seg.transcript), seg.forced
 
     def kind_of(self, token: int, decision: int | None = None) -> SlotKind:
         kind = self.protocol.output_kind(token)
@@ -149,23 +170,26 @@ class DuplexSession:
             ids = self.protocol.tool_result_ids(tool_result)
             linear.append(self.ids_segment(ids, SlotKind.TOOL_RESULT))
             self.history += ids
-        res = self._decode_unit(linear)
+        res, rules = self._decode_unit(linear)
         post = enc + sum(r.seconds for r in self.engine.records[n_rec:])
         timing = self.timeline.add(self.index, idle_used, post)
         res.idle_used, res.idle_forwards, res.window = idle_used, idle_forwards, timing.window
         res.overflow, res.post_audio, res.latency, res.lag = timing.overflow, post, timing.latency, timing.lag
+        if rules.wants_trailing_segment():
+            self.slack_due = res  # decoded in the slack: the next `prepare` (or `flush`)
         self.policy.apply(self.engine.cache, self.index)
         res.resident_slots = self.engine.cache.length
         self.index += 1
         self.prepared = None
         return res
 
-    def _decode_unit(self, linear: list[Segment]) -> UnitResult:
-        p, cache = self.protocol, self.engine.cache
+    def _decode_unit(self, linear: list[Segment]) -> tuple[UnitResult, UnitRules]:
+        cache = self.engine.cache
+        rules = UnitRules(self.protocol, self.side_channel, sampling=self.temperature > 0)
         out: list[int] = []
         res = UnitResult(self.index, None, out)
         while True:
-            budget = p.max_unit_tokens - len(out)
+            budget = rules.budget()
             draft = self.decoder.propose(self.history, budget - 1) if budget > 1 else None
             if draft is not None and len(draft) == 0:
                 draft = None
@@ -173,37 +197,50 @@ class DuplexSession:
             tree_kinds = [int(self.kind_of(t, decision)) for t in draft.tokens] if draft else None
             logits = self.engine.forward(linear, self.index, draft.tokens if draft else None,
                                          draft.parents if draft else None, tree_kinds)
-            if self.temperature > 0:
+            if self.temperature > 0 and not rules.greedy_phase:
                 verdict = verify_sampling(draft, logits, self.temperature, self.generator, max_tokens=budget)
             else:
                 verdict = verify_greedy(draft, logits, max_tokens=budget)
-            tokens = list(verdict.tokens)
-            for i, tok in enumerate(tokens):  # a unit ends at its first end token
-                if p.is_unit_end(tok, len(out) + i + 1):
-                    tokens = tokens[: i + 1]
-                    break
+            tokens, kinds, in_segment = self._apply_rules(rules, verdict, logits)
             n_tree = len(draft) if draft else 0
             tree_start = cache.length - n_tree
             kept = list(verdict.accepted[: len(tokens) - 1])
             cache.commit_path(tree_start, [tree_start + j for j in kept])
-            self._relabel(tree_start, tokens[:-1], out[0] if out else tokens[0])
-            self.decoder.observe(self.history, draft, logits, verdict)
+            for j, k in enumerate(kinds[:-1]):  # drafted nodes were labelled provisionally
+                cache.kind[tree_start + j] = k
+            replaced = tokens != verdict.tokens[: len(tokens)]
+            self.decoder.observe(self.history, draft, logits, Verdict(kept, tokens) if replaced else verdict)
             self._record(res, draft, kept, tokens)
+            if in_segment:
+                res.asr_forwards += 1
+                res.asr_seconds += self.engine.records[-1].seconds
             out += tokens
             self.history += tokens
-            if p.is_unit_end(tokens[-1], len(out)):
+            if rules.ended:
                 break
-            linear = [Segment(torch.tensor(tokens[-1:]), [int(self.kind_of(tokens[-1], out[0]))])]
-        self.pending = [out[-1]]
-        parsed = p.parse(out)
+            linear = [Segment(torch.tensor(tokens[-1:]), kinds[-1:])]
+        self.pending, self.pending_kinds = [out[-1]], [kinds[-1]]
+        parsed = self.protocol.parse(out)
         res.decision = parsed.decision.name.lower() if parsed.decision is not None else None
-        res.text, res.tool_call, res.terminator, res.asr = parsed.text, parsed.tool_call, parsed.terminator, parsed.asr
-        return res
+        res.text, res.tool_call, res.terminator = parsed.text, parsed.tool_call, parsed.terminator
+        if rules.opened:
+            res.asr, res.asr_forced = self.protocol.decode(rules.transcript), rules.forced
+        return res, rules
 
-    def _relabel(self, start: int, tokens: list[int], decision: int) -> None:
-        """Give committed tree nodes their real ledger kind (drafted nodes were labelled provisionally)."""
-        for i, t in enumerate(tokens):
-            self.engine.cache.kind[start + i] = int(self.kind_of(t, decision))
+    def _apply_rules(self, rules: UnitRules, verdict: Verdict, logits: torch.Tensor) -> tuple[list[int], list[int], bool]:
+        """The verdict's tokens as the unit rules commit them: (tokens, ledger kinds, any segment token)."""
+        greedy = verdict.tokens
+        if rules.sampling and rules.placement is not None:  # the argmax at each verdict position
+            rows = [0] + [a + 1 for a in verdict.accepted]
+            greedy = logits[rows].argmax(-1).tolist()
+        tokens, kinds, n_segment = [], [], rules.segment_tokens
+        for tok, g in zip(verdict.tokens, greedy):
+            tok, kind, cut = rules.feed(tok, g)
+            tokens.append(tok)
+            kinds.append(int(kind))
+            if cut:
+                break
+        return tokens, kinds, rules.segment_tokens > n_segment
 
     def _record(self, res: UnitResult, draft: Draft | None, kept: list[int], tokens: list[int]) -> None:
         res.forwards += 1
@@ -225,4 +262,5 @@ class DuplexSession:
             else:
                 tr = (tool_results or {}).get(i)
             results.append(self.step(c, tr))
+        self.flush()
         return results

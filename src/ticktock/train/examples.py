@@ -8,6 +8,7 @@ long sessions (and evicted caches) stay in distribution.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from ..protocol import Decision, DuplexProtocol
 IGNORE = -100
 TRANSCRIBE_SYSTEM = "Transcribe what you hear."
 CONTEXT_SAMPLES = 240
+EMISSION_DELAY_S = 0.5  # δ: a word is transcribed once this much audio after its end has arrived (DESIGN §4)
 
 
 @dataclass
@@ -49,6 +51,56 @@ def transcription_units(words: list[dict], n_units: int, chunk_s: float = 1.0) -
     return [UnitSpec(Decision.SPEAK, " ".join(ws)) if ws else UnitSpec(Decision.LISTEN) for ws in per_unit]
 
 
+def word_unit(end_s: float, chunk_s: float = 1.0, delay_s: float = EMISSION_DELAY_S) -> int:
+    """The 0-based unit that transcribes a word ending at `end_s`: the paper's k = ceil((e + δ)/Δ), 1-based.
+
+    Unit t holds the audio [tΔ, (t+1)Δ), so unit k−1 is the first to have heard δ past the word's end.
+    """
+    return max(0, math.ceil(round((end_s + delay_s) / chunk_s, 9)) - 1)
+
+
+def word_units(words: list[dict], n_units: int, chunk_s: float = 1.0, delay_s: float = EMISSION_DELAY_S) -> list[str]:
+    """Side-channel targets: per unit, the user words assigned to it by `word_unit` ('' if none).
+
+    Each user word lands in exactly one unit; words past the session's end go to its last unit.
+    """
+    per_unit: list[list[str]] = [[] for _ in range(n_units)]
+    for w in words:
+        if w.get("speaker", "user") == "user":
+            per_unit[min(n_units - 1, word_unit(w["end"], chunk_s, delay_s))].append(w["word"])
+    return [" ".join(ws) for ws in per_unit]
+
+
+def choose_window(sizes: list[int], prefix_len: int, rng: random.Random, max_len: int) -> tuple[int, int]:
+    """Units [u0, u1) of a random window that fits `max_len` tokens after the prefix (a third start at 0)."""
+    u0 = rng.randrange(len(sizes))
+    if rng.random() < 0.3:
+        u0 = 0
+    u1, total = u0, prefix_len
+    while u1 < len(sizes) and total + sizes[u1] <= max_len:
+        total += sizes[u1]
+        u1 += 1
+    if u1 == u0:
+        raise ValueError(f"a single unit does not fit max_len={max_len}")
+    return u0, u1
+
+
+def window_positions(prefix_len: int, n: int, offset: int) -> list[int]:
+    """Logical positions of `n` tokens: the prefix from 0, the units `offset` further on."""
+    return list(range(prefix_len)) + list(range(prefix_len + offset, offset + n))
+
+
+def window_audio(audio: np.ndarray, u0: int, u1: int, chunk: int) -> np.ndarray:
+    """Units [u0, u1) of audio with one chunk of encoder context and the log-mel left context, float16."""
+    start = (u0 - 1) * chunk - CONTEXT_SAMPLES
+    need = (u1 - u0 + 1) * chunk + CONTEXT_SAMPLES
+    seg = np.zeros(need, dtype=np.float32)
+    lo = max(0, start)
+    src = audio[lo : start + need]
+    seg[lo - start : lo - start + len(src)] = src
+    return seg.astype(np.float16)
+
+
 def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], audio: np.ndarray,
                   rng: random.Random, max_len: int = 512, max_offset: int = 3000) -> Example:
     """A random window of the session that fits `max_len` tokens. `audio` is the whole session at 16 kHz."""
@@ -62,15 +114,7 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
         out = p.output_ids(u.decision, u.content, u.turn_end)
         bodies.append((inp, tr, out))
     sizes = [1 + e + len(tr) + len(out) for _, tr, out in bodies]
-    u0 = rng.randrange(len(units))
-    if rng.random() < 0.3:
-        u0 = 0
-    u1, total = u0, len(prefix)
-    while u1 < len(units) and total + sizes[u1] <= max_len:
-        total += sizes[u1]
-        u1 += 1
-    if u1 == u0:
-        raise ValueError(f"a single unit does not fit max_len={max_len}")
+    u0, u1 = choose_window(sizes, len(prefix), rng, max_len)
     ids, labels, slots = list(prefix), [IGNORE] * len(prefix), [-1] * len(prefix)
     for k, (inp, tr, out) in enumerate(bodies[u0:u1]):
         ids += inp + [p.id("pad")] * e + tr + out
@@ -78,11 +122,6 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
         # the label at position i is the token at i + 1: outputs are predicted from the token before them
         labels += [IGNORE] * (len(inp) + e + len(tr) - 1) + out + [IGNORE]
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
-    positions = list(range(len(prefix))) + list(range(len(prefix) + offset, len(prefix) + offset + len(ids) - len(prefix)))
-    start = (u0 - 1) * chunk - CONTEXT_SAMPLES
-    need = (u1 - u0 + 1) * chunk + CONTEXT_SAMPLES
-    seg = np.zeros(need, dtype=np.float32)
-    lo = max(0, start)
-    src = audio[lo : start + need]
-    seg[lo - start : lo - start + len(src)] = src
-    return Example(np.array(ids), np.array(labels), np.array(positions), np.array(slots), seg.astype(np.float16), u1 - u0)
+    positions = window_positions(len(prefix), len(ids), offset)
+    return Example(np.array(ids), np.array(labels), np.array(positions), np.array(slots),
+                   window_audio(audio, u0, u1, chunk), u1 - u0)

@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -65,11 +64,11 @@ def collate(batch: list[Example], pad_id: int, chunk: int, device) -> dict[str, 
     return out
 
 
-def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=None) -> tuple[torch.Tensor, dict]:
-    """CE over output tokens. Audio: (B, N) -> log-mel -> per-unit encoder with one chunk of context."""
+def audio_embeddings(model: DuplexLM, audio: torch.Tensor, train: bool, gen=None) -> torch.Tensor:
+    """audio (B, N) -> log-mel -> per-unit encoder with one chunk of context -> (B, U*E, D)."""
     acfg = model.cfg.audio
     f, e = acfg.frames_per_chunk, acfg.embeds_per_chunk
-    wav = augment_waveform(b["audio"], gen) if train else b["audio"]
+    wav = augment_waveform(audio, gen) if train else audio
     mel = batch_log_mel(wav)  # (B, (U+1)F, 80)
     if train:
         mel = spec_augment(mel, gen)
@@ -78,12 +77,20 @@ def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=Non
     chunks = mel[:, : (u + 1) * f].reshape(bsz, u + 1, f, nm)
     cur = chunks[:, 1:].reshape(bsz * u, f, nm)
     ctx = chunks[:, :-1].reshape(bsz * u, f, nm)
-    emb = model.audio(cur.to(model.dtype), ctx.to(model.dtype)).reshape(bsz, u * e, -1)  # (B, U*E, D)
-    x = model.lm.embed(b["ids"])
-    is_audio = b["slot"] >= 0
-    gathered = torch.gather(emb, 1, b["slot"].clamp(min=0)[..., None].expand(-1, -1, emb.shape[-1]))
-    x = torch.where(is_audio[..., None], gathered.to(x.dtype), x)
-    h = model.lm(x, b["pos"])
+    return model.audio(cur.to(model.dtype), ctx.to(model.dtype)).reshape(bsz, u * e, -1)
+
+
+def embed_inputs(model: DuplexLM, ids: torch.Tensor, slot: torch.Tensor, emb: torch.Tensor) -> torch.Tensor:
+    """Token embeddings (B, T, D) with audio slots (slot >= 0) taken from `emb` (B, U*E, D)."""
+    x = model.lm.embed(ids)
+    gathered = torch.gather(emb, 1, slot.clamp(min=0)[..., None].expand(-1, -1, emb.shape[-1]))
+    return torch.where((slot >= 0)[..., None], gathered.to(x.dtype), x)
+
+
+def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=None) -> tuple[torch.Tensor, dict]:
+    """CE over output tokens."""
+    emb = audio_embeddings(model, b["audio"], train, gen)
+    h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"])
     mask = b["labels"] != IGNORE
     logits = model.lm.logits(h[mask])
     loss = F.cross_entropy(logits, b["labels"][mask])
@@ -105,8 +112,15 @@ def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None
 
 def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, cfg: TrainConfig,
           out_dir: Path, device: str = "cuda", on_checkpoint: Callable[[DuplexLM], None] | None = None,
-          eval_fn: Callable[[DuplexLM], dict] | None = None) -> list[dict]:
-    """Train `model` in place; logs JSON lines to out_dir/train_log.jsonl and returns them."""
+          eval_fn: Callable[[DuplexLM], dict] | None = None,
+          loss_fn: Callable[[DuplexLM, dict], tuple[torch.Tensor, dict]] | None = None,
+          collate_fn: Callable[[list, str], dict] | None = None,
+          param_groups: Callable[[DuplexLM, TrainConfig], list[dict]] | None = None) -> list[dict]:
+    """Train `model` in place; logs JSON lines to out_dir/train_log.jsonl and returns them.
+
+    Defaults train the base task; `loss_fn(model, batch)`, `collate_fn(examples, device)` and
+    `param_groups(model, cfg)` (optimizer groups of the trainable parameters) swap in another objective.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
     torch.manual_seed(cfg.seed)
@@ -121,10 +135,13 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
         p.start()
     buf: deque[Example] = deque(maxlen=cfg.buffer)
     errors = 0
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=cfg.lr, betas=(0.9, 0.95), fused=(device == "cuda"))
+    if param_groups is not None:
+        groups = param_groups(model, cfg)
+    else:
+        decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+        no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+        groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95), fused=(device == "cuda"))
     rng = random.Random(cfg.seed)
     log: list[dict] = []
     logf = (out_dir / "train_log.jsonl").open("w")
@@ -148,17 +165,17 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
                 buf.append(item)
             # recent examples are preferred: fresh renderings fight memorisation
             batch = [buf[len(buf) - 1 - min(int(rng.expovariate(1 / 4000)), len(buf) - 1)] for _ in range(cfg.batch)]
-            b = collate(batch, pad_id, chunk, device)
+            b = collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
             # cosine over whichever runs out first: steps or the wall-clock budget
             frac = min(1.0, max(step / cfg.steps, (time.time() - t_start) / cfg.time_budget_s))
             lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup) * 0.5 * (1 + math.cos(math.pi * frac))
             for g in opt.param_groups:
-                g["lr"] = lr
+                g["lr"] = lr * g.get("lr_scale", 1.0)
             with amp:
-                loss, stats = model_loss(model, b, train=True)
+                loss, stats = loss_fn(model, b) if loss_fn else model_loss(model, b, train=True)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_([p for g in opt.param_groups for p in g["params"]], 1.0)
             opt.step()
             step += 1
             if step % cfg.log_every == 0 or step == 1:

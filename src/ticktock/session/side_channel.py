@@ -1,0 +1,161 @@
+"""The transcription side channel (DESIGN §4): `<|asr_start|> words <|asr_end|>` per unit.
+
+A segment stays in the context and is never spoken. The model decides whether to
+open one: at the designated point the session looks at the greedy next token; if it
+is `<|asr_start|>` the segment is decoded greedily until `<|asr_end|>`, force-closed
+(an `<|asr_end|>` committed in place of the model's token) after `max_asr_tokens`
+transcript tokens or when a control token comes up. Placements:
+
+* ``after_decision`` (the paper): right after a `<|speak|>`/`<|tool|>` decision, the
+  response follows the segment (on the critical path); after `<|listen|>` it trails
+  the unit like ``after_content``;
+* ``after_content``: after the unit's last output token, decoded in the slack before
+  the next chunk arrives; its time is idle work of the next unit.
+
+`UnitRules` applies these rules to a unit's committed tokens one at a time, so any
+decoder's verdicts go through the same rule and stay equal to greedy decoding;
+`decode_slack_segment` decodes a trailing segment (the session runs it at the start of
+the next unit's idle work).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import torch
+
+from ..engine import Segment
+from ..protocol import DuplexProtocol, SlotKind
+
+if TYPE_CHECKING:
+    from .session import DuplexSession
+
+PLACEMENTS = ("after_decision", "after_content")
+
+
+def side_channel_placement(value: str | None) -> str | None:
+    """None/"off" -> None; a placement name -> itself; anything else is a ValueError."""
+    if value in (None, "off", "none"):
+        return None
+    if value not in PLACEMENTS:
+        raise ValueError(f"unknown side-channel placement {value!r}; known: off, {', '.join(PLACEMENTS)}")
+    return value
+
+
+@dataclass
+class UnitRules:
+    """The side-channel and unit-end rules over one unit's committed tokens, in order.
+
+    Phases: ``response`` (native decoding), ``await`` (the designated point after a
+    speak/tool decision: open iff the greedy token is `<|asr_start|>`), ``open`` (inside
+    the segment). The unit token cap counts response tokens only.
+    """
+
+    protocol: DuplexProtocol
+    placement: str | None
+    sampling: bool = False  # segments are greedy; cut verdicts where greedy and sampled tokens meet
+    phase: str = "response"
+    n_response: int = 0
+    decision: int | None = None
+    transcript: list[int] = field(default_factory=list)  # segment tokens without delimiters
+    segment_tokens: int = 0  # committed segment tokens, delimiters included
+    opened: bool = False
+    forced: bool = False
+    ended: bool = False
+
+    @property
+    def greedy_phase(self) -> bool:
+        """Is the next token a transcript token (verified greedily even when sampling)?"""
+        return self.phase == "open"
+
+    def budget(self) -> int:
+        """An upper bound on the tokens still to commit in this unit (the exact cut is `feed`'s)."""
+        left = self.protocol.max_unit_tokens - self.n_response
+        if self.phase == "open":
+            return left + self.protocol.max_asr_tokens + 1 - len(self.transcript)
+        if self.placement == "after_decision" and not self.opened and self.n_response <= 1:
+            return left + self.protocol.max_asr_tokens + 2
+        return left
+
+    def feed(self, token: int, greedy: int) -> tuple[int, SlotKind, bool]:
+        """Commit the next token; `greedy` is the argmax at its position (== token when greedy).
+
+        Returns (the token committed, its ledger kind, cut): with cut set, no later token of
+        the same verdict may be committed (the unit ended, a token was replaced, or the
+        verification rule changes).
+        """
+        p = self.protocol
+        if self.phase == "await":
+            if greedy == p.id("asr_start"):
+                self.phase, self.opened = "open", True
+                self.segment_tokens += 1
+                return greedy, SlotKind.ASR_MARK, token != greedy or self.sampling
+            self.phase = "response"
+        if self.phase == "open":
+            closing = token == p.id("asr_end")
+            self.segment_tokens += 1
+            if closing or token in p.control_ids or len(self.transcript) >= p.max_asr_tokens:
+                self.phase, self.forced = "response", not closing
+                return p.id("asr_end"), SlotKind.ASR_MARK, not closing or self.sampling
+            self.transcript.append(token)
+            return token, SlotKind.ASR, False
+        self.n_response += 1
+        if self.n_response == 1:
+            self.decision = token
+            if self.placement == "after_decision" and token in (p.id("speak"), p.id("tool")):
+                self.phase = "await"
+        kind = p.output_kind(token)
+        if kind == SlotKind.ASR_MARK:  # a delimiter outside a segment is just a response token
+            kind = SlotKind.TEXT
+        if kind == SlotKind.TEXT and self.decision == p.id("tool"):
+            kind = SlotKind.TOOL
+        self.ended = p.is_unit_end(token, self.n_response)
+        return token, kind, self.ended
+
+    def wants_trailing_segment(self) -> bool:
+        """Does a segment check follow the unit's last output token?"""
+        if self.placement == "after_content":
+            return True
+        return self.placement == "after_decision" and self.decision == self.protocol.id("listen")
+
+
+@dataclass
+class SlackSegment:
+    tokens: list[int]  # committed tokens, delimiters included (empty if the model did not open one)
+    transcript: list[int]
+    forced: bool
+    forwards: int
+    seconds: float
+
+
+@torch.no_grad()
+def decode_slack_segment(session: "DuplexSession", unit: int) -> SlackSegment:
+    """Prefill unit `unit`'s last output token and decode a trailing segment if the model opens one.
+
+    Greedy, one token per forward (off the response's critical path). Leaves the last
+    committed token in `session.pending` for the next unit's prefill.
+    """
+    eng, p = session.engine, session.protocol
+    n0 = len(eng.records)
+    nxt = int(eng.forward([Segment(torch.tensor(session.pending), list(session.pending_kinds))], unit)[-1].argmax())
+    session.pending, session.pending_kinds = [], []
+    tokens: list[int] = []
+    transcript: list[int] = []
+    forced = False
+    if nxt == p.id("asr_start"):
+        tokens.append(nxt)
+        last, kind = nxt, SlotKind.ASR_MARK
+        while True:
+            nxt = int(eng.forward([Segment(torch.tensor([last]), [int(kind)])], unit)[-1].argmax())
+            if nxt == p.id("asr_end") or nxt in p.control_ids or len(transcript) >= p.max_asr_tokens:
+                forced = nxt != p.id("asr_end")
+                tokens.append(p.id("asr_end"))
+                break
+            tokens.append(nxt)
+            transcript.append(nxt)
+            last, kind = nxt, SlotKind.ASR
+        session.pending, session.pending_kinds = [p.id("asr_end")], [int(SlotKind.ASR_MARK)]
+        session.history += tokens
+    recs = eng.records[n0:]
+    return SlackSegment(tokens, transcript, forced, len(recs), sum(r.seconds for r in recs))

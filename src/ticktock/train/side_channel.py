@@ -1,0 +1,254 @@
+"""`ticktock train side-channel`: teach the base model to transcribe into its own context (DESIGN §4).
+
+From the base model: PEFT LoRA (rank 16, α 32) on the decoder's attention (q/k/v/o) and
+MLP (gate/up/down) projections, plus the embedding rows of `<|asr_start|>`/`<|asr_end|>`
+(tied with their output rows; every other row's gradient is masked). The audio encoder
+and the base weights stay frozen. Loss per batch, unit weights as in the paper:
+
+* ``ce``   — the side channel itself: the open decision at each designated point
+  (binary, p(`<|asr_start|>`) against the rest), transcript tokens and `<|asr_end|>`;
+* ``kd``   — token-level KL(base ‖ adapted) at native prediction positions. The base is
+  the same model with adapters disabled (`disable_adapter()`), run on the native
+  sequence (no segments), its distribution renormalised without the two ASR tokens;
+  native predictions are paired by order, not index (segments shift the student);
+* ``dec``  — group-balanced KL between base and adapted mass on listen / speak / other
+  at each unit's decision, averaged within the groups of the decision fed, then across;
+* ``turn`` — the same for the mass on `<|turn_eos|>` against the rest at the other
+  native positions, grouped turn-end vs continuation by the token fed.
+
+``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
+fp16), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from ..model import DuplexLM, load_model, save_model
+from ..protocol import DuplexProtocol
+from .examples import IGNORE
+from .side_channel_data import SideChannelExample, SideChannelFactory
+from .trainer import TrainConfig, audio_embeddings, embed_inputs, train
+
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass
+class SideChannelConfig:
+    placement: str = "after_decision"  # after_decision | after_content | both
+    distill: bool = True
+    rank: int = 16
+    alpha: int = 32
+    row_lr_scale: float = 10.0  # the two new rows start untrained: they move faster than the adapters
+
+
+# ------------------------------------------------------------------ parameters
+def attach_lora(model: DuplexLM, rank: int = 16, alpha: int = 32):
+    """Wrap the decoder with PEFT LoRA adapters (in place); returns the `PeftModel`."""
+    from peft import LoraConfig, get_peft_model
+
+    cfg = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(LORA_TARGETS), lora_dropout=0.0, bias="none")
+    return get_peft_model(model.lm, cfg)
+
+
+def train_rows(model: DuplexLM, ids: list[int], seed: int = 0) -> torch.nn.Parameter:
+    """Make only these embedding rows trainable (tied with the output rows): other rows get zero gradient.
+
+    The rows start at the mean embedding (plus a little noise to tell them apart): the base never used
+    them, so as they are they sit where its training pushed unused outputs, far below every other logit.
+    """
+    weight = model.lm.model.embed_tokens.weight
+    with torch.no_grad():
+        noise = torch.randn(len(ids), weight.shape[1], generator=torch.Generator().manual_seed(seed))
+        weight[ids] = weight.mean(0) + 0.1 * weight.std(0) * noise.to(weight)
+    weight.requires_grad_(True)
+    keep = torch.zeros(weight.shape[0], 1, dtype=weight.dtype, device=weight.device)
+    keep[ids] = 1.0
+    weight.register_hook(lambda g: g * keep.to(g.device, g.dtype))
+    return weight
+
+
+def param_groups(peft_model, rows: torch.nn.Parameter, row_lr_scale: float) -> Callable[[DuplexLM, TrainConfig], list[dict]]:
+    """Optimizer groups: LoRA weights with weight decay; the rows without (decay would move frozen rows)."""
+    def groups(model: DuplexLM, cfg: TrainConfig) -> list[dict]:
+        lora = [p for n, p in peft_model.named_parameters() if p.requires_grad and "lora_" in n]
+        return [{"params": lora, "weight_decay": cfg.weight_decay},
+                {"params": [rows], "weight_decay": 0.0, "lr_scale": row_lr_scale}]
+    return groups
+
+
+# ------------------------------------------------------------------ batches
+def collate_side_channel(batch: list[SideChannelExample], pad_id: int, device) -> dict[str, torch.Tensor]:
+    """Pad student and teacher sequences of a batch: (B, T) and (B, T') tensors, audio (B, N) float32."""
+    def pad(arrays, fill, continue_positions=False):
+        t = max(len(a) for a in arrays)
+        out = torch.full((len(arrays), t), fill, dtype=torch.long)
+        for i, a in enumerate(arrays):
+            out[i, : len(a)] = torch.from_numpy(a)
+            if continue_positions:  # padding continues the positions: it sits after every real token
+                out[i, len(a):] = torch.arange(int(a[-1]) + 1, int(a[-1]) + 1 + t - len(a))
+        return out
+
+    n_audio = max(len(e.audio) for e in batch)
+    audio = torch.zeros((len(batch), n_audio), dtype=torch.float16)
+    for i, e in enumerate(batch):
+        audio[i, : len(e.audio)] = torch.from_numpy(e.audio)
+    out = {
+        "ids": pad([e.ids for e in batch], pad_id), "labels": pad([e.labels for e in batch], IGNORE),
+        "asr_labels": pad([e.asr_labels for e in batch], IGNORE), "open": pad([e.open_target for e in batch], -1),
+        "pos": pad([e.positions for e in batch], 0, True), "slot": pad([e.audio_slot for e in batch], -1),
+        "t_ids": pad([e.teacher_ids for e in batch], pad_id), "t_labels": pad([e.teacher_labels for e in batch], IGNORE),
+        "t_pos": pad([e.teacher_positions for e in batch], 0, True), "t_slot": pad([e.teacher_slot for e in batch], -1),
+        "audio": audio,
+    }
+    out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
+    out["audio"] = out["audio"].float()
+    return out
+
+
+# ------------------------------------------------------------------ loss
+def group_balanced(values: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """Mean within each group present, then mean across groups. values, groups: (N,)."""
+    means = [values[groups == g].mean() for g in groups.unique()]
+    return torch.stack(means).mean() if means else values.new_zeros(())
+
+
+def coarse_kl(p_t: torch.Tensor, logp_s: torch.Tensor, cols: list[int]) -> torch.Tensor:
+    """KL between base and adapted mass on `cols` (one bucket each) + everything else. p_t, logp_s (N, V) -> (N,)."""
+    def buckets(p: torch.Tensor) -> torch.Tensor:
+        sel = p[:, cols]  # (N, k)
+        return torch.cat([sel, (1 - sel.sum(-1, keepdim=True)).clamp_min(0)], -1).clamp_min(1e-8)
+    bt, bs = buckets(p_t), buckets(logp_s.exp())
+    return (bt * (bt.log() - bs.log())).sum(-1)
+
+
+class SideChannelLoss:
+    """Callable (model, batch) -> (loss, stats) for the trainer."""
+
+    def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True):
+        self.p, self.peft, self.distill = protocol, peft_model, distill
+        self.asr = [protocol.id("asr_start"), protocol.id("asr_end")]
+
+    def __call__(self, model: DuplexLM, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
+        p = self.p
+        with torch.no_grad():  # the audio encoder is frozen: one encoding serves teacher and student
+            emb = audio_embeddings(model, b["audio"], train=True)
+        h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"])  # (B, T, D)
+        stats: dict[str, torch.Tensor] = {}
+        # the side channel: transcript tokens + <|asr_end|>, and the open decisions
+        tmask = b["asr_labels"] != IGNORE
+        omask = b["open"] >= 0
+        t_logits = model.lm.logits(h[tmask])  # (N_t, V)
+        ce_tok = F.cross_entropy(t_logits, b["asr_labels"][tmask], reduction="none")
+        logp_open = model.lm.logits(h[omask]).log_softmax(-1)[:, p.id("asr_start")]  # (N_o,)
+        y = b["open"][omask].float()
+        ce_open = -(y * logp_open + (1 - y) * torch.log(-torch.expm1(logp_open.clamp(max=-1e-6))))
+        events = torch.cat([ce_tok, ce_open])
+        ce = events.mean() if events.numel() else h.sum() * 0.0  # a batch may hold no side-channel event
+        stats["ce"] = ce.detach()
+        with torch.no_grad():
+            if tmask.any():
+                stats["asr_acc"] = (t_logits.argmax(-1) == b["asr_labels"][tmask]).float().mean()
+            if omask.any():
+                stats["open_acc"] = ((logp_open.exp() > 0.5).float() == y).float().mean()
+        loss = ce
+        if self.distill:
+            kd, dec, turn = self._distill(model, b, h, emb)
+            loss = ce + kd + dec + turn
+            stats.update(kd=kd.detach(), dec=dec.detach(), turn=turn.detach())
+        stats["loss"] = loss.detach()
+        return loss, stats
+
+    def _distill(self, model, b, h, emb) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        p = self.p
+        nmask, tnmask = b["labels"] != IGNORE, b["t_labels"] != IGNORE
+        with torch.no_grad(), self.peft.disable_adapter():
+            ht = model.lm(embed_inputs(model, b["t_ids"], b["t_slot"], emb), b["t_pos"])
+            zt = model.lm.logits(ht[tnmask])  # (N, V)
+            zt[:, self.asr] = float("-inf")  # the base never writes the new tokens
+            p_t = zt.softmax(-1)
+            logp_t = zt.log_softmax(-1).clamp_min(-1e4)
+        logp_s = model.lm.logits(h[nmask]).log_softmax(-1)  # (N, V), paired with the teacher's by order
+        assert logp_s.shape == p_t.shape, f"native events: student {tuple(logp_s.shape)} vs teacher {tuple(p_t.shape)}"
+        fed = b["labels"][nmask]  # (N,) the native token that actually follows
+        kd = (p_t * (logp_t - logp_s)).sum(-1).mean()
+        decisions = [p.id("listen"), p.id("speak"), p.id("tool")]
+        is_dec = torch.isin(fed, torch.tensor(decisions, device=fed.device))
+        dec_group = torch.where(fed == p.id("listen"), 0, torch.where(fed == p.id("speak"), 1, 2))
+        dec = group_balanced(coarse_kl(p_t[is_dec], logp_s[is_dec], decisions[:2]), dec_group[is_dec])
+        turn_group = (fed[~is_dec] == p.id("turn_eos")).long()
+        turn = group_balanced(coarse_kl(p_t[~is_dec], logp_s[~is_dec], [p.id("turn_eos")]), turn_group)
+        return kd, dec, turn
+
+
+# ------------------------------------------------------------------ the run
+def plot_side_channel(log: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in log if "loss" in r]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.5))
+    for key in ("loss", "ce", "kd", "dec", "turn"):
+        if any(key in r for r in rows):
+            ax[0].plot([r["step"] for r in rows], [r.get(key) for r in rows], label=key)
+    ax[0].set(xlabel="step", ylabel="loss", yscale="log", title="side-channel training")
+    ax[0].legend()
+    for key in ("asr_acc", "open_acc"):
+        ax[1].plot([r["step"] for r in rows], [r.get(key) for r in rows], label=key)
+    ax[1].set(xlabel="step", ylabel="accuracy", title="transcript tokens / open decisions")
+    ax[1].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init: Path | None = None,
+                       device: str = "cuda", make_example: Callable[[int], SideChannelExample] | None = None,
+                       model: DuplexLM | None = None, tokenizer=None) -> list[dict]:
+    """Adapt the base model (`init`, default the shipped one; or `model` + `tokenizer`) and save it to `out`."""
+    from safetensors.torch import save_file
+
+    t0 = time.time()
+    if model is None:
+        model, tokenizer = load_model(init, "cpu", torch.float32)
+    proto = DuplexProtocol(tokenizer)
+    for prm in model.parameters():
+        prm.requires_grad_(False)
+    peft_model = attach_lora(model, sc.rank, sc.alpha)
+    asr_ids = [proto.id("asr_start"), proto.id("asr_end")]
+    rows = train_rows(model, asr_ids, cfg.seed)
+    n_lora = sum(prm.numel() for n, prm in peft_model.named_parameters() if "lora_" in n)
+    print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement,
+                      "distill": sc.distill}), flush=True)
+    make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len)
+    loss_fn = SideChannelLoss(proto, peft_model, sc.distill)
+    pad = proto.id("pad")
+
+    def save(m: DuplexLM) -> None:
+        peft_model.save_pretrained(str(out / "adapter"))
+        (out / "adapter" / "README.md").unlink(missing_ok=True)  # PEFT's generic model-card stub
+        save_file({"weight": rows.detach()[asr_ids].float().cpu().contiguous(), "ids": torch.tensor(asr_ids)},
+                  str(out / "adapter" / "asr_rows.safetensors"))
+        peft_model.merge_and_unload()  # LoRA folded into the decoder's own Linear layers
+        save_model(m, tokenizer, out / "model")
+
+    log = train(model, make_example, pad, cfg, out, device, on_checkpoint=save, loss_fn=loss_fn,
+                collate_fn=lambda batch, dev: collate_side_channel(batch, pad, dev),
+                param_groups=param_groups(peft_model, rows, sc.row_lr_scale))
+    plot_side_channel(log, out / "loss.png")
+    last = next((r for r in reversed(log) if "loss" in r), {})
+    summary = {"config": asdict(cfg), "side_channel": asdict(sc), "lora_params": n_lora,
+               "lora_targets": list(LORA_TARGETS), "steps": last.get("step"), "final": last,
+               "seconds": round(time.time() - t0, 1)}
+    (out / "side_channel.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary), flush=True)
+    return log

@@ -1,0 +1,121 @@
+"""Side-channel training: word-to-unit targets, student/teacher examples, and a CPU smoke run."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from ticktock.protocol import Decision
+from ticktock.train.examples import IGNORE, UnitSpec, word_unit, word_units
+from ticktock.train.side_channel_data import build_side_channel_example
+
+from conftest import random_model
+
+UNITS = [UnitSpec(Decision.LISTEN), UnitSpec(Decision.LISTEN), UnitSpec(Decision.SPEAK, "sure, here you go"),
+         UnitSpec(Decision.TOOL, 'find_flights(origin="TYO")', tool_result="flight JL123"),
+         UnitSpec(Decision.SPEAK, "okay", turn_end=True)]
+WORDS = ["", "what is", "the capital of france", "", "okay"]
+
+
+@pytest.mark.parametrize("end,chunk,unit", [(0.0, 1.0, 0), (0.3, 1.0, 0), (0.5, 1.0, 0), (0.51, 1.0, 1),
+                                            (1.7, 1.0, 2), (2.5, 1.0, 2), (0.2, 0.5, 1), (1.26, 0.5, 3)])
+def test_word_unit_is_ceil_of_end_plus_delay(end, chunk, unit):
+    """k = ceil((e + 0.5)/Δ), 1-based: the 0-based unit k − 1 is the first to hear 0.5 s past the word."""
+    assert word_unit(end, chunk) == unit
+
+
+def test_word_units_user_words_once_each():
+    words = [{"word": "book", "end": 0.4, "speaker": "user"}, {"word": "a", "end": 0.6, "speaker": "user"},
+             {"word": "noise", "end": 0.7, "speaker": "background"}, {"word": "flight", "end": 1.2, "speaker": "user"},
+             {"word": "late", "end": 3.9, "speaker": "user"}]
+    assert word_units(words, 3) == ["book", "a flight", "late"]  # the last word past the end goes to the last unit
+
+
+@pytest.mark.parametrize("placement", ["after_decision", "after_content"])
+def test_student_is_teacher_plus_segments(protocol, placement):
+    p = protocol
+    audio = np.random.default_rng(0).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+    for seed in range(6):
+        ex = build_side_channel_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), placement, max_len=400)
+        ids, t_ids = ex.ids.tolist(), ex.teacher_ids.tolist()
+        # removing the segments gives the teacher's sequence back
+        keep, inside = [], False
+        for t in ids:
+            inside |= t == p.id("asr_start")
+            if not inside:
+                keep.append(t)
+            inside &= t != p.id("asr_end")
+        assert keep == t_ids
+        # native predictions: the same tokens in the same order
+        assert ex.labels[ex.labels != IGNORE].tolist() == ex.teacher_labels[ex.teacher_labels != IGNORE].tolist()
+        # every segment is opened at a designated point and supervised token by token
+        starts = [i for i, t in enumerate(ids) if t == p.id("asr_start")]
+        assert [int(ex.open_target[i - 1]) for i in starts] == [1] * len(starts)
+        assert (ex.open_target == 1).sum() == len(starts) and (ex.open_target == 0).sum() >= 1
+        for s in starts:
+            e = ids.index(p.id("asr_end"), s)
+            assert ex.asr_labels[s:e].tolist() == ids[s + 1 : e + 1]
+            before = ids[s - 1]
+            if placement == "after_decision":
+                assert before in (p.id("speak"), p.id("tool"), p.id("listen"))
+            else:
+                assert before in p.end_ids
+        assert (ex.asr_labels != IGNORE).sum() == sum(ids.index(p.id("asr_end"), s) - s for s in starts)
+        assert ex.positions[-1] - ex.teacher_positions[-1] == len(ids) - len(t_ids)
+        assert np.array_equal(ex.audio_slot >= 0, np.array(ids) == p.id("pad"))
+
+
+def test_train_side_channel_smoke(protocol, tmp_path):
+    """A few CPU steps on a `test`-preset model: the transcript loss falls, the merged model loads, only the two
+    new embedding rows move, and distillation keeps the base task closer to the base than CE alone."""
+    pytest.importorskip("peft")
+    from safetensors.torch import load_file
+
+    from ticktock.model import load_model
+    from ticktock.train.side_channel import SideChannelConfig, collate_side_channel, train_side_channel
+    from ticktock.train.trainer import TrainConfig, audio_embeddings, embed_inputs
+
+    p = protocol
+    base = random_model(5, p.vocab_size, std=0.1)
+    audio = np.random.default_rng(1).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+
+    def make(seed: int):
+        rng = random.Random(seed)
+        return build_side_channel_example(p, "hello", UNITS, WORDS, audio, rng,
+                                          rng.choice(["after_decision", "after_content"]), max_len=400)
+
+    b = collate_side_channel([make(s) for s in range(4)], p.id("pad"), "cpu")
+
+    @torch.no_grad()
+    def native(m):  # log-probabilities at the native prediction positions of segment-free sequences
+        emb = audio_embeddings(m, b["audio"], train=False)
+        h = m.lm(embed_inputs(m, b["t_ids"], b["t_slot"], emb), b["t_pos"])
+        return m.lm.logits(h[b["t_labels"] != IGNORE]).log_softmax(-1)
+
+    ref = native(base)
+    kl = {}
+    for distill in (True, False):
+        out = tmp_path / str(distill)
+        cfg = TrainConfig(steps=40, batch=4, lr=3e-3, warmup=1, workers=1, log_every=1, max_len=400)
+        log = train_side_channel(out, cfg, SideChannelConfig(placement="both", distill=distill), device="cpu",
+                                 make_example=make, model=copy.deepcopy(base), tokenizer=p.tokenizer)
+        ce = [r["ce"] for r in log if "ce" in r]
+        assert np.mean(ce[-5:]) < 0.6 * np.mean(ce[:5]), f"transcript loss did not fall: {ce}"
+        for name in ("model/model.safetensors", "adapter/adapter_model.safetensors", "adapter/asr_rows.safetensors",
+                     "loss.png", "side_channel.json", "train_log.jsonl"):
+            assert (out / name).exists(), name
+        merged, _ = load_model(out / "model")
+        kl[distill] = float((ref.exp() * (ref - native(merged))).sum(-1).mean())
+        rows = [p.id("asr_start"), p.id("asr_end")]
+        emb_b, emb_m = base.lm.model.embed_tokens.weight, merged.lm.model.embed_tokens.weight
+        assert not torch.allclose(emb_b[rows], emb_m[rows], atol=1e-2)  # the two new rows trained
+        saved = load_file(str(out / "adapter" / "asr_rows.safetensors"))
+        assert saved["ids"].tolist() == rows and torch.allclose(saved["weight"], emb_m[rows], atol=2e-3)
+        others = torch.ones(len(emb_b), dtype=torch.bool)
+        others[rows] = False
+        assert torch.allclose(emb_b[others], emb_m[others], atol=2e-3)  # every other row frozen (fp16 rounding)
+    assert kl[True] < 0.6 * kl[False], f"distillation should keep the base task closer: KL {kl}"
