@@ -18,12 +18,7 @@
 #   cat OUT/model/model.safetensors.part-* > OUT/model/model.safetensors && tar -xf OUT/bundle.tar -C OUT
 set -euo pipefail
 out=${1:?out dir}; budget=${2:-470}; shift 2 || true
-mkdir -p /tmp/esp && for f in .gpu-espeak/*.deb; do dpkg -x "$f" /tmp/esp; done
-cp .gpu-espeak/libpcaudio.so.0 /tmp/esp/usr/lib/x86_64-linux-gnu/
-export LD_LIBRARY_PATH=/tmp/esp/usr/lib/x86_64-linux-gnu
-export TICKTOCK_ESPEAK=/tmp/esp/usr/bin/espeak-ng TICKTOCK_ESPEAK_DATA=/tmp/esp/usr/lib/x86_64-linux-gnu
-if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl; fi
-export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
+source scripts/gpu_env.sh  # espeak-ng, wheels, PYTHONPATH
 python3 -c "import torch, peft; print(torch.__version__, peft.__version__, torch.cuda.get_device_name())"
 python3 -m ticktock.cli train side-channel --out "$out" --time-budget "$budget" "$@"
 # results come back in at most 8 files of at most 16 MiB
