@@ -25,6 +25,7 @@ class ReplayJob:
     temperature: float
     seed: int
     concurrent: int
+    side_channel: str | None = None
 
 
 _STATE: dict = {}
@@ -54,7 +55,8 @@ def _run(task: tuple[int, list[dict]]) -> tuple[int, list[dict]]:
     chunk = int(round(rt.protocol.chunk_seconds * 16000))
     sessions = list(sessions_from_entries(_STATE["folder"], entries, chunk))
     recs = replay(rt.model, rt.protocol, sessions, job.decoders, _STATE["clock"], temperature=job.temperature,
-                  seed=job.seed, concurrent=job.concurrent, first_index=k * job.concurrent)
+                  seed=job.seed, concurrent=job.concurrent, first_index=k * job.concurrent,
+                  side_channel=job.side_channel)
     return k, recs
 
 

@@ -28,6 +28,8 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="sampling seed base (session k uses seed + k)")
     p.add_argument("--model", default=None)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--side-channel", default="off", choices=["off", "after_decision", "after_content"],
+                   help="transcription segments in every session (a model trained for them: train side-channel)")
     p.add_argument("--workers", type=int, default=1,
                    help="replay processes, each with one torch thread (for the cost clock; a wall clock "
                         "would also time their contention)")
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     entries = entries[: args.n] if args.n else entries
     chunk = int(round(rt.protocol.chunk_seconds * 16000))
     chunk_ms = rt.protocol.chunk_seconds * 1000
+    side_channel = None if args.side_channel == "off" else args.side_channel
     # the main run, then the sweeps' other points: temperature at the first N, N at the first temperature
     settings = [(temps[0], counts[0])] + [(t, counts[0]) for t in temps[1:]] + [(temps[0], n) for n in counts[1:]]
 
@@ -104,10 +107,10 @@ def run(args: argparse.Namespace) -> int:
                             total=len(entries))
         if args.workers > 1:
             job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
-                            concurrent)
+                            concurrent, side_channel)
             return parallel_replay(job, folder, entries, args.workers, progress=lambda k: bar.advance(task, k))
         return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), decoders, clock,
-                      temperature=temperature, seed=args.seed, concurrent=concurrent,
+                      temperature=temperature, seed=args.seed, concurrent=concurrent, side_channel=side_channel,
                       progress=lambda s: bar.advance(task))
 
     results: dict[tuple[float, int], tuple[list[dict], dict]] = {}
@@ -127,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or f"runs/bench-{args.suite}-{args.clock}"
     config = {"args": {k: v for k, v in vars(args).items() if k != "func"}, "decoders": decoders, "model": rt.name,
               "trained": rt.trained, "profile": profile, "clock": args.clock, "suite": args.suite,
-              "temperature": temps[0], "concurrent_sessions": counts[0], "chunk_ms": chunk_ms,
+              "temperature": temps[0], "concurrent_sessions": counts[0], "side_channel": args.side_channel,
+              "chunk_ms": chunk_ms,
               "sessions": len(entries), "date": _dt.datetime.now().isoformat(timespec="seconds"),
               "command": " ".join(sys.argv)}
     write_results(out, config, records, summary, plots=not args.no_plots, sweeps=sweeps)
