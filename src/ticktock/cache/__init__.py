@@ -1,4 +1,5 @@
 from .kv import KVCache, Snapshot
-from .policies import POLICIES, EvictionPolicy, NoEviction, make_policy
+from .policies import POLICIES, AcousticToText, EvictionPolicy, NoEviction, StreamingLLM, UnitDrop, make_policy
 
-__all__ = ["KVCache", "Snapshot", "EvictionPolicy", "NoEviction", "POLICIES", "make_policy"]
+__all__ = ["KVCache", "Snapshot", "EvictionPolicy", "NoEviction", "StreamingLLM", "UnitDrop", "AcousticToText",
+           "POLICIES", "make_policy"]

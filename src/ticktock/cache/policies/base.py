@@ -1,0 +1,50 @@
+"""The eviction-policy interface: one method choosing which resident slots to drop (DESIGN §3).
+
+A policy runs after every unit (`DuplexSession.step`), on the cache as that unit left it.
+It only *chooses* physical slots; `KVCache.evict` compacts them away, survivors keep their
+logical positions and the next token's position keeps advancing, so nothing is re-encoded.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ...protocol import SlotKind
+from ..kv import KVCache
+
+NO_SLOTS = torch.empty(0, dtype=torch.long)
+DEFAULT_BUDGET = 4096  # resident slots; the acoustic-to-text paper's operating point (4K)
+
+
+class EvictionPolicy:
+    """Chooses which resident slots to evict after a unit ends."""
+
+    name = "base"
+
+    def select(self, cache: KVCache, unit: int) -> torch.Tensor:
+        """Physical slot indices to evict, ascending (may be empty): (n,) long. `unit` = the unit that just ended."""
+        raise NotImplementedError
+
+    def apply(self, cache: KVCache, unit: int) -> int:
+        """Evict what `select` chose; returns how many slots went."""
+        slots = self.select(cache, unit)
+        if slots.numel():
+            cache.evict(slots)
+        return int(slots.numel())
+
+    @classmethod
+    def from_budget(cls, budget: int) -> "EvictionPolicy":
+        """This policy with every parameter derived from one resident-slot budget B."""
+        raise NotImplementedError
+
+
+def check_positive(**values: int | None) -> None:
+    """Raise a clear ValueError for a parameter that is not a positive integer."""
+    for name, v in values.items():
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+def prefix_length(cache: KVCache) -> int:
+    """How many resident slots hold the system prefix (they come first)."""
+    return int((cache.kind[: cache.length] == int(SlotKind.PREFIX)).sum())

@@ -1,0 +1,138 @@
+"""`ticktock memory`: long sessions under each KV eviction policy, with the ASR cascade beside (DESIGN §4, §10)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+DEFAULT_POLICIES = "none,streaming_llm,unit_drop,a2t"
+DEFAULT_BUDGET = 1024
+COLUMNS = [("peak_slots", "peak"), ("final_slots", "final"), ("peak_vs_none", "Δpeak"), ("wer", "WER"),
+           ("recall_acc", "recall"), ("unit_ms_mean", "unit ms"), ("unit_ms_p99", "p99 ms"),
+           ("deadline_misses", "misses"), ("decision_agreement", "agree"), ("pause_takeover", "pause TO")]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("memory", help="KV eviction policies on long sessions: peak slots, WER, recall, time, behaviour")
+    p.add_argument("--suite", default="long", choices=["long", "quick", "heldout", "full"])
+    p.add_argument("--policies", default=DEFAULT_POLICIES,
+                   help=f"comma-separated policy names (default {DEFAULT_POLICIES}; 'none' is always added)")
+    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                   help=f"resident-slot budget B every policy derives its parameters from (default {DEFAULT_BUDGET})")
+    p.add_argument("--n", type=int, default=None, help="only the first N sessions")
+    p.add_argument("--clock", default="wall", choices=["wall", "cost"])
+    p.add_argument("--calibration", default=None, help="cost-model profile (default: the H200 7B one if shipped)")
+    p.add_argument("--side-channel", default=None, choices=["off", "after_decision", "after_content"],
+                   help="transcription segment placement (default after_content when this build supports it)")
+    cascade = p.add_mutually_exclusive_group()
+    cascade.add_argument("--cascade", dest="cascade", action="store_true", default=None,
+                         help="also run the pocketsphinx ASR cascade (default: when pocketsphinx is installed)")
+    cascade.add_argument("--no-cascade", dest="cascade", action="store_false")
+    p.add_argument("--model", default=None)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _cell(key: str, x) -> str:
+    if x is None:
+        return "–"
+    if key == "peak_vs_none":
+        return f"{x:+.1%}"
+    if isinstance(x, float):
+        return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+    return str(x)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..bench.replay import default_tool_runner
+    from ..cache.policies import POLICIES, make_policy
+    from ..evaluation.cascade import PocketSphinx, cascade_available
+    from ..evaluation.memory import ordered_policies, resolve_side_channel, run_policy_session, summarize
+    from ..evaluation.wer import corpus_wer, user_words
+    from ..runtime import load_runtime
+    from ..scenarios.store import ensure_suite
+    from ..scenarios.suites import load_session
+    from ..session import make_clock
+
+    console = Console(stderr=True)
+    policies = ordered_policies(args.policies.split(","))
+    unknown = [p for p in policies if p not in POLICIES]
+    if unknown:
+        console.print(f"[red]unknown policy(s) {', '.join(unknown)}; known: {', '.join(POLICIES)}")
+        return 2
+    if args.budget <= 0 or (args.n is not None and args.n <= 0):
+        console.print("[red]--budget and --n must be positive integers")
+        return 2
+    try:
+        side = resolve_side_channel(args.side_channel)
+    except ValueError as err:
+        console.print(f"[red]{err}")
+        return 2
+    if args.cascade and not cascade_available():
+        console.print("[red]--cascade needs pocketsphinx: pip install 'ticktock[bench]'")
+        return 2
+    asr = PocketSphinx() if (args.cascade is not False and cascade_available()) else None
+    profile = None
+    if args.clock == "cost":
+        from ..bench.profiles import default_profile, find_profile
+        profile = str(find_profile(args.calibration) if args.calibration else default_profile())
+
+    torch.set_grad_enabled(False)
+    rt = load_runtime(args.model, args.device)
+    if not rt.trained:
+        console.print(f"[yellow]note: {rt.name}; slots and times are meaningful, answers are not")
+    folder, entries = ensure_suite(args.suite)
+    entries = entries[: args.n] if args.n else entries
+    units_total = sum(e["n_units"] for e in entries)
+    runs: dict[str, list] = {p: [] for p in policies}
+    refs, hyps = [], []
+
+    with Progress(TextColumn("memory {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as bar:
+        task = bar.add_task(f"{args.suite} · {','.join(policies)} · B={args.budget}",
+                            total=units_total * (len(policies) + (asr is not None)))
+        for e in entries:
+            _, audio = load_session(folder, e)
+            for name in policies:
+                bar.update(task, description=f"{e['id']} · {name}")
+                clock = make_clock(args.clock, profile, args.device)
+                runs[name].append(run_policy_session(rt.model, rt.protocol, e, audio,
+                                                     make_policy(name, budget=args.budget), clock,
+                                                     default_tool_runner, side))
+                bar.advance(task, e["n_units"])
+            if asr is not None:
+                bar.update(task, description=f"{e['id']} · {asr.name}")
+                refs.append(user_words(e))
+                hyps.append(asr.transcribe(audio))
+                bar.advance(task, e["n_units"])
+
+    summary = {
+        "suite": args.suite, "sessions": len(entries), "units": units_total, "budget": args.budget,
+        "clock": args.clock, "model": rt.name, "side_channel": side,
+        "cascade": asr.version if asr is not None else None,
+        "cascade_wer": round(corpus_wer(refs, hyps), 4) if asr is not None else None,
+        "params": {p: repr(make_policy(p, budget=args.budget)) for p in policies},
+        "policies": {p: summarize(runs[p], runs["none"], side) for p in policies},
+    }
+    table = Table(title=f"ticktock memory · {args.suite} ({len(entries)} sessions, {units_total} units) · "
+                        f"B={args.budget} · {args.clock} clock · {rt.name}")
+    table.add_column("policy")
+    for _, head in COLUMNS:
+        table.add_column(head, justify="right")
+    for p, row in summary["policies"].items():
+        table.add_row(p, *(_cell(k, row.get(k)) for k, _ in COLUMNS))
+    console.print(table)
+    side_note = summary["policies"]["none"]["side_channel"]
+    console.print(f"side channel: {side_note}")
+    if asr is not None:
+        console.print(f"ASR cascade ({summary['cascade']}) WER: {summary['cascade_wer']}")
+    if args.json:
+        print(json.dumps(summary))
+    return 0

@@ -1,0 +1,134 @@
+"""`ticktock memory`: WER normalization, recall scoring, one session per policy, the command's JSON line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from ticktock.cache.policies import make_policy
+from ticktock.evaluation import memory as mem
+from ticktock.evaluation.recall import recall_hits, recall_items
+from ticktock.evaluation.wer import corpus_wer, normalize_words, user_words
+from ticktock.protocol import DuplexProtocol
+from ticktock.session import UnitResult, make_clock
+
+from conftest import noise_chunks, random_model
+
+N_UNITS = 8
+POLICY_KEYS = {"peak_slots", "final_slots", "wer", "recall_acc", "unit_ms_mean", "unit_ms_p99", "deadline_misses",
+               "decision_agreement", "pause_takeover", "side_channel"}
+
+
+def fake_entry() -> dict:
+    """An 8-unit 'long' session: a pause at unit 2, two recall answers (units 4-5 and 7)."""
+    units = [{"index": i, "decision": "listen", "content": "", "tags": []} for i in range(N_UNITS)]
+    units[2]["tags"] = ["pause"]
+    for i, text in ((4, "the first item"), (5, "was milk."), (7, "your meeting is on friday.")):
+        units[i].update(decision="speak", content=text, tags=["recall"])
+    words = [{"word": w, "start": s, "end": s + 0.3, "speaker": sp}
+             for w, s, sp in (("Milk,", 1.0, "user"), ("eggs!", 1.5, "user"), ("noise", 1.2, "background"))]
+    return {"id": "fake-0", "family": "long", "system": "You are ticktock, a helpful voice assistant.",
+            "n_units": N_UNITS, "units": units, "utterances": [], "words": words, "audio": "audio/fake-0.wav",
+            "recall": [{"question": "what was the first item?", "answer": "the first item was milk."},
+                       {"question": "when is my meeting?", "answer": "your meeting is on friday."}]}
+
+
+def unit(i: int, decision: str = "listen", text: str = "") -> UnitResult:
+    return UnitResult(i, decision, [], text=text)
+
+
+def test_normalized_wer():
+    assert normalize_words("The gate code's 5-0, OK?") == "the gate code's 5 0 ok"
+    assert corpus_wer(["Hello, World!"], ["hello world"]) == 0.0
+    assert corpus_wer(["one two three four"], ["one two"]) == pytest.approx(0.5)
+    assert corpus_wer(["one two", "three four"], ["one two", ""]) == pytest.approx(0.5)
+    assert corpus_wer(["one two"], [""]) == 1.0
+    assert user_words(fake_entry()) == "Milk, eggs!"
+
+
+def test_recall_windows_and_hits():
+    e = fake_entry()
+    items = recall_items(e)
+    assert [list(it.units) for it in items] == [[3, 4, 5], [6, 7]]  # one early, never into the next run
+    units = [unit(i) for i in range(N_UNITS)]
+    units[4] = unit(4, "speak", "The first item")
+    units[5] = unit(5, "speak", "was milk.")
+    assert recall_hits(e, units) == [True, False]
+    units[7] = unit(7, "speak", "your meeting is on Friday")
+    units[5] = unit(5, "listen", "was milk.")  # a listen unit says nothing
+    assert recall_hits(e, units) == [False, True]
+    bad = {**e, "recall": e["recall"][:1]}
+    with pytest.raises(ValueError, match="recall"):
+        recall_items(bad)
+
+
+@pytest.fixture(scope="module")
+def small(protocol):
+    p = DuplexProtocol(protocol.tokenizer, max_unit_tokens=6)
+    return random_model(1, p.vocab_size), p
+
+
+def test_policy_runs_summarize(small):
+    model, p = small
+    e = fake_entry()
+    audio = np.concatenate(noise_chunks(N_UNITS, 2, speech_units=(1, 2, 3)))
+    runs = {name: [mem.run_policy_session(model, p, e, audio, make_policy(name, budget=40), make_clock("wall"),
+                                          side_channel="off")] for name in ("none", "streaming_llm")}
+    none = mem.summarize(runs["none"], runs["none"], "off")
+    assert POLICY_KEYS <= set(none)
+    assert none["decision_agreement"] == 1.0 and none["peak_vs_none"] == 0.0
+    assert none["wer"] == 1.0 and "no transcript" in none["side_channel"]
+    assert none["units"] == N_UNITS and none["recall_questions"] == 2
+    assert none["unit_ms_p99"] >= none["unit_ms_mean"] > 0
+    sl = mem.summarize(runs["streaming_llm"], runs["none"], "off")
+    assert sl["final_slots"] <= 40 < none["final_slots"]
+    assert sl["peak_vs_none"] < 0
+    for name, rs in runs.items():
+        assert len(rs[0].units) == N_UNITS and len(rs[0].unit_seconds) == N_UNITS
+
+
+def test_side_channel_is_resolved_against_the_session(monkeypatch):
+    monkeypatch.setattr(mem, "side_channel_supported", lambda: False)
+    assert mem.resolve_side_channel(None) == "off"
+    with pytest.raises(ValueError, match="no side_channel option"):
+        mem.resolve_side_channel("after_content")
+    monkeypatch.setattr(mem, "side_channel_supported", lambda: True)
+    assert mem.resolve_side_channel(None) == "after_content"
+    with pytest.raises(ValueError, match="unknown side channel"):
+        mem.resolve_side_channel("sideways")
+
+
+def test_memory_command_json_line(small, tmp_path, monkeypatch, capsys):
+    import ticktock.runtime
+    import ticktock.scenarios.store
+    from ticktock.cli import main
+    from ticktock.runtime import Runtime
+
+    model, p = small
+    e = fake_entry()
+    (tmp_path / "audio").mkdir()
+    sf.write(tmp_path / e["audio"], np.concatenate(noise_chunks(N_UNITS, 3)), 16000, subtype="PCM_16")
+    monkeypatch.setattr(ticktock.scenarios.store, "ensure_suite", lambda suite, **kw: (tmp_path, [e]))
+    monkeypatch.setattr(ticktock.runtime, "load_runtime", lambda *a, **kw: Runtime(model, p, "random", True))
+    assert main(["memory", "--policies", "unit_drop", "--budget", "40", "--no-cascade",
+                 "--side-channel", "off", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert list(out["policies"]) == ["none", "unit_drop"]
+    for row in out["policies"].values():
+        assert POLICY_KEYS <= set(row)
+    assert out["budget"] == 40 and out["cascade_wer"] is None and out["units"] == N_UNITS
+    assert out["params"]["unit_drop"] == "UnitDrop(high=40, low=30)"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--policies", "none,lru"], "unknown policy"),
+    (["--budget", "0"], "positive"),
+])
+def test_memory_command_refuses_bad_arguments(argv, message, capsys):
+    from ticktock.cli import main
+
+    assert main(["memory", "--no-cascade", *argv]) == 2
+    assert message in capsys.readouterr().err
