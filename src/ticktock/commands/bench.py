@@ -10,6 +10,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from .cells import cell as _cell
+
 DEFAULT_DECODERS = "ar,pld,tr,lookahead,sl"
 
 
@@ -37,14 +39,6 @@ def add_parser(sub) -> None:
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
-
-
-def _cell(x) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
-    return str(x)
 
 
 def _floats(text: str, what: str, cast=float) -> list:

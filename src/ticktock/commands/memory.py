@@ -8,6 +8,8 @@ import json
 from rich.console import Console
 from rich.table import Table
 
+from .cells import cell
+
 DEFAULT_POLICIES = "none,streaming_llm,unit_drop,a2t"
 DEFAULT_BUDGET = 1024
 COLUMNS = [("peak_slots", "peak"), ("final_slots", "final"), ("peak_vs_none", "Δpeak"), ("wer", "WER"),
@@ -42,9 +44,7 @@ def _cell(key: str, x) -> str:
         return "–"
     if key == "peak_vs_none":
         return f"{x:+.1%}"
-    if isinstance(x, float):
-        return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
-    return str(x)
+    return cell(x)
 
 
 def run(args: argparse.Namespace) -> int:
