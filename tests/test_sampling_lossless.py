@@ -101,8 +101,8 @@ def chi2_p_value(counts: Counter, law: dict[tuple, float], n: int) -> float:
 @pytest.mark.slow
 @pytest.mark.parametrize("temperature", [0.3, 1.0])
 @pytest.mark.parametrize("decoder", ["sl", "pld"])
+@torch.no_grad()
 def test_two_units_follow_the_model(small, decoder, temperature):
-    torch.set_grad_enabled(False)
     model = restrict(random_model(11, small.vocab_size, audio_scale=0.3, std=0.3), allowed_ids(small))
     chunks = noise_chunks(2, 11, speech_units=(0,))
     law = exact_law(model, small, chunks, temperature)

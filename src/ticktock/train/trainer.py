@@ -110,6 +110,7 @@ def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None
         i += 1
 
 
+@torch.enable_grad()  # whatever the caller's grad mode (a command or test may have turned it off)
 def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, cfg: TrainConfig,
           out_dir: Path, device: str = "cuda", on_checkpoint: Callable[[DuplexLM], None] | None = None,
           eval_fn: Callable[[DuplexLM], dict] | None = None,
