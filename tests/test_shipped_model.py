@@ -53,3 +53,18 @@ def test_decoders_lossless_on_shipped_model(runtime, example, name):
     got = DuplexSession(runtime.model, runtime.protocol, name, clock=CostModelClock(PROFILE), system=system).run(chunks)
     assert [r.tokens for r in got] == [r.tokens for r in ar]
     assert all(g.forwards <= a.forwards for g, a in zip(got, ar))
+
+
+def test_tool_example_listens_calls_then_speaks(runtime):
+    """The shipped tool example: listen while the user asks, call a tool, read its result back."""
+    from ticktock.bench.replay import default_tool_runner
+    wav = EXAMPLES / "tool.wav"
+    meta = json.loads(wav.with_suffix(".json").read_text())
+    sess = DuplexSession(runtime.model, runtime.protocol, "ar", system=meta["system"])
+    res = sess.run(split_chunks(load_audio(wav)),
+                   lambda i, prev: default_tool_runner(prev.tool_call) if prev.tool_call else None)
+    decisions = [r.decision for r in res]
+    first_tool = decisions.index("tool")
+    assert set(decisions[:first_tool]) == {"listen"}
+    assert "speak" in decisions[first_tool + 1:first_tool + 3]
+    assert res[first_tool].tool_call.startswith(meta["tool_call"].split("(")[0] + "(")
