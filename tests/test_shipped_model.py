@@ -68,3 +68,18 @@ def test_tool_example_listens_calls_then_speaks(runtime):
     assert set(decisions[:first_tool]) == {"listen"}
     assert "speak" in decisions[first_tool + 1:first_tool + 3]
     assert res[first_tool].tool_call.startswith(meta["tool_call"].split("(")[0] + "(")
+
+
+def test_margin_branches_are_drafted_and_lossless(runtime, example):
+    """`sl-branch` forks the silence draft where it is least sure, and still commits exactly `ar`'s tokens."""
+    chunks, system = example
+    ar = DuplexSession(runtime.model, runtime.protocol, "ar", clock=CostModelClock(PROFILE), system=system).run(chunks)
+    sess = DuplexSession(runtime.model, runtime.protocol, "sl-branch", clock=CostModelClock(PROFILE), system=system)
+    branch_nodes, got = 0, []
+    for c in chunks:
+        sess.prepare()
+        draft = sess.decoder.first
+        branch_nodes += sum(s == "branch" for s in (draft.source or [])) if draft is not None else 0
+        got.append(sess.step(c))
+    assert branch_nodes > 0
+    assert [r.tokens for r in got] == [r.tokens for r in ar]

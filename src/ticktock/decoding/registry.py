@@ -7,7 +7,8 @@ from typing import Callable
 from ticktock.decoding.base import AutoregressiveDecoder, Decoder
 from ticktock.decoding.lookahead import LookaheadDecoder
 from ticktock.decoding.prompt_lookup import PromptLookupDecoder
-from ticktock.decoding.speculative_listening import SilenceOnly, SilenceRunnerUp, SpeculativeListening
+from ticktock.decoding.speculative_listening import (MarginBranching, SilenceOnly, SilenceRunnerUp,
+                                                     SpeculativeListening)
 from ticktock.decoding.token_recycling import TokenRecyclingDecoder
 
 DECODERS: dict[str, Callable[[], Decoder]] = {
@@ -19,6 +20,7 @@ DECODERS: dict[str, Callable[[], Decoder]] = {
     "sl-silence": SilenceOnly,
     "sl-runnerup": SilenceRunnerUp,
     "sl-tree": lambda: SpeculativeListening(branches=3),
+    "sl-branch": MarginBranching,
 }
 
 

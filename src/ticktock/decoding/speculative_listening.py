@@ -17,7 +17,8 @@ Speech Language Models" (method steps 1–6; DESIGN §6):
 
 The `<unit>` slot is prefilled by the session before drafting and shared by the
 fork and the real pass. Components switch off for the ablation: `sl-silence`
-(step 1 only), `sl-runnerup` (1–2), `sl` (all).
+(step 1 only), `sl-runnerup` (1–2), `sl` (all). `sl-branch` adds branches at the
+main draft's least certain positions (beyond the paper; `MarginBranching`).
 """
 
 from __future__ import annotations
@@ -67,30 +68,46 @@ class SpeculativeListening(Decoder):
         ranked = root.topk(min(self.branches, root.numel())).indices.tolist()
         after_audio = cache.length
         chains: list[list[int]] = []
+        branches: list[list[int]] = []
+        time_left = lambda: spent() < window  # noqa: E731
         for first in ranked:
-            if chains and spent() >= window:
+            if chains and not time_left():
                 break
             cache.truncate(after_audio)
-            chains.append(self._greedy(session, first, lambda: spent() < window))
+            chains.append(self._greedy(session, first, time_left))
+            if len(chains) == 1:  # while the fork still holds the main draft
+                branches = self._branch(session, chains[0], self.margins, after_audio, time_left)
         cache.restore(snap)
         unit = proto.id("unit")
-        for c in chains:
+        for c in chains + branches:
             self.pool.add([unit, *c])
-        labels = ["main"] + ["runnerup"] * (len(chains) - 1)
+        labels = ["main"] + ["runnerup"] * (len(chains) - 1) + ["branch"] * len(branches)
         main = chains[0] if chains else []
         # the whole-unit greedy output under silence, when drafting reached the unit's end (for agreement stats)
         self.last_main = main if main and proto.is_unit_end(main[-1], len(main)) else None
-        self.first = Draft.merge(*[Draft.chain(c, source=lab) for c, lab in zip(chains, labels)]) if chains else None
+        drafts = [Draft.chain(c, source=lab) for c, lab in zip(chains + branches, labels)]
+        self.first = Draft.merge(*drafts) if drafts else None
         return spent()
 
-    def _greedy(self, session, first: int, time_left) -> list[int]:
-        """Greedy continuation of `first` on the fork until the unit would end or time runs out."""
+    def _greedy(self, session, first: int, time_left, prefix: list[int] = ()) -> list[int]:
+        """Greedy continuation of `prefix + [first]` on the fork (whose cache holds `prefix`) until the
+        unit would end or time runs out. Records each drafted position's top-2 margin in `self.margins`."""
         eng, proto = session.engine, session.protocol
-        out = [first]
+        out = [*prefix, first]
+        self.margins = {}
         while not proto.is_unit_end(out[-1], len(out)) and time_left():
             logits = eng.forward([Segment(torch.tensor(out[-1:]), [int(SlotKind.TEXT)])], unit=session.index)
-            out.append(int(logits[-1].argmax()))
+            top = logits[-1].topk(2)
+            self.margins[len(out)] = (float(top.values[0] - top.values[1]), int(top.indices[1]))
+            out.append(int(top.indices[0]))
         return out
+
+    def _branch(self, session, main: list[int], margins: dict, after_audio: int, time_left) -> list[list[int]]:
+        """Alternative chains at the main draft's least certain positions (none in the paper's `sl`).
+
+        margins: position i of `main` -> (top-2 logit margin there, the runner-up token); the fork's
+        cache holds `main` when this is called."""
+        return []
 
     # ------------------------------------------------------------ post-audio
     def propose(self, history: list[int], max_len: int) -> Draft | None:
@@ -104,6 +121,38 @@ class SpeculativeListening(Decoder):
 
     def observe(self, history: list[int], draft: Draft | None, logits: Tensor, verdict: Verdict) -> None:
         pass
+
+
+@dataclass
+class MarginBranching(SpeculativeListening):
+    """`sl` plus branches where the silence draft is least sure (beyond the paper).
+
+    The draft made under silence goes wrong where the real last chunk decides a token the
+    silence hypothesis could not: a tool argument, a number, the word after a pause. Those
+    are the positions where the draft's top-2 logit margin is small. With idle time left,
+    the main draft is forked at its `max_branches` lowest-margin positions (margin below
+    `max_margin`): the runner-up token there, then greedy to the unit's end. All branches
+    share the main draft's prefix in one tree (at most `max_nodes` nodes), verified in the
+    same audio prefill. Lossless like every draft: `verify` decides.
+    """
+
+    name: ClassVar[str] = "sl-branch"
+    max_branches: int = 3
+    max_margin: float = 2.0
+    max_nodes: int = 64
+
+    def _branch(self, session, main, margins, after_audio, time_left):
+        cache, out, nodes = session.engine.cache, [], len(main) + 1
+        weak = sorted((m, i, alt) for i, (m, alt) in margins.items() if m < self.max_margin)[: self.max_branches]
+        # latest position first: a branch at i rewrites the fork past main[:i], which earlier ones keep
+        for _, i, alt in sorted(weak, key=lambda w: -w[1]):
+            if not time_left() or nodes + len(main) - i > self.max_nodes:
+                break
+            cache.truncate(after_audio + i)  # the fork holds main[:i]; feed the alternative next
+            chain = self._greedy(session, alt, time_left, prefix=main[:i])
+            nodes += len(chain) - i
+            out.append(chain)
+        return out
 
 
 @dataclass
