@@ -124,14 +124,19 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
     return results, injected
 
 
-def ordered_decoders(decoders: Iterable[str]) -> list[str]:
-    """`ar` first (the reference every metric compares against), added if missing; duplicates dropped."""
-    out = ["ar"]
-    for d in decoders:
-        d = d.strip()
-        if d and d not in out:
-            out.append(d)
+def reference_first(names: Iterable[str], reference: str) -> list[str]:
+    """`reference` first (what every comparison is against), added if missing; blanks and duplicates dropped."""
+    out = [reference]
+    for n in names:
+        n = n.strip()
+        if n and n not in out:
+            out.append(n)
     return out
+
+
+def ordered_decoders(decoders: Iterable[str]) -> list[str]:
+    """`ar` first: every benchmark metric is relative to it."""
+    return reference_first(decoders, "ar")
 
 
 def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], decoders: Iterable[str],

@@ -164,10 +164,6 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
 
 
 def ordered_policies(names: list[str]) -> list[str]:
-    """`none` first (every comparison's reference), added if missing; duplicates dropped."""
-    out = ["none"]
-    for n in names:
-        n = n.strip()
-        if n and n not in out:
-            out.append(n)
-    return out
+    """`none` first: every policy is compared with no eviction."""
+    from ..bench.replay import reference_first
+    return reference_first(names, "none")
