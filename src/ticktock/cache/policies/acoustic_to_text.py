@@ -18,7 +18,7 @@ import torch
 
 from ...protocol import SlotKind
 from ..kv import KVCache
-from .base import NO_SLOTS, EvictionPolicy, check_positive
+from .base import NO_SLOTS, EvictionPolicy, check_positive, drop_oldest_units
 
 # What goes: the sound of a unit and the tokens that only structure it.
 ACOUSTIC_KINDS = frozenset({SlotKind.UNIT_MARKER, SlotKind.AUDIO, SlotKind.DECISION, SlotKind.ASR_MARK,
@@ -51,17 +51,7 @@ class AcousticToText(EvictionPolicy):
         n = cache.length
         if n <= self.budget:
             return NO_SLOTS
-        eligible = self.eligible(cache, unit)
-        units = cache.unit[:n]
-        drop = torch.zeros(n, dtype=torch.bool)
-        resident = n
-        for u in torch.unique(units[eligible]).tolist():  # ascending: oldest first
-            if resident <= self.budget:
-                break
-            members = eligible & (units == u)
-            drop |= members
-            resident -= int(members.sum())
-        return torch.nonzero(drop).flatten()
+        return drop_oldest_units(cache, self.eligible(cache, unit), self.budget)
 
     @classmethod
     def from_budget(cls, budget: int) -> "AcousticToText":

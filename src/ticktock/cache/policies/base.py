@@ -45,6 +45,23 @@ def check_positive(**values: int | None) -> None:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
 
+def drop_oldest_units(cache: KVCache, droppable: torch.Tensor, target: int) -> torch.Tensor:
+    """Slots to evict: the `droppable` slots of whole units, oldest unit first, until at most `target` stay.
+
+    droppable: (length,) bool. Returns ascending physical slot indices, (n,) long."""
+    n = cache.length
+    units = cache.unit[:n]
+    drop = torch.zeros(n, dtype=torch.bool)
+    resident = n
+    for u in torch.unique(units[droppable]).tolist():  # ascending: oldest first
+        if resident <= target:
+            break
+        members = droppable & (units == u)
+        drop |= members
+        resident -= int(members.sum())
+    return torch.nonzero(drop).flatten()
+
+
 def prefix_length(cache: KVCache) -> int:
     """How many resident slots hold the system prefix (they come first)."""
     return int((cache.kind[: cache.length] == int(SlotKind.PREFIX)).sum())

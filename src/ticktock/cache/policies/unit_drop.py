@@ -14,7 +14,7 @@ import torch
 
 from ...protocol import SlotKind
 from ..kv import KVCache
-from .base import NO_SLOTS, EvictionPolicy, check_positive
+from .base import NO_SLOTS, EvictionPolicy, check_positive, drop_oldest_units
 
 
 @dataclass
@@ -34,18 +34,8 @@ class UnitDrop(EvictionPolicy):
         n = cache.length
         if n <= self.high:
             return NO_SLOTS
-        units = cache.unit[:n]
-        droppable = (cache.kind[:n] != int(SlotKind.PREFIX)) & (units < unit)
-        order = torch.unique(units[droppable])  # ascending: oldest first
-        drop = torch.zeros(n, dtype=torch.bool)
-        resident = n
-        for u in order.tolist():
-            if resident <= self.low:
-                break
-            members = droppable & (units == u)
-            drop |= members
-            resident -= int(members.sum())
-        return torch.nonzero(drop).flatten()
+        droppable = (cache.kind[:n] != int(SlotKind.PREFIX)) & (cache.unit[:n] < unit)
+        return drop_oldest_units(cache, droppable, self.low)
 
     @classmethod
     def from_budget(cls, budget: int) -> "UnitDrop":
