@@ -65,3 +65,11 @@ def default_profile() -> Path:
         f"{', '.join(str(d) for d in profile_dirs())}). Create one with "
         f"`ticktock calibrate --shape tiny --device cpu --out {PROFILE_DIR / PREFERRED[1]}`, "
         "or pass --calibration FILE.")
+
+
+def profile_for_clock(clock: str, calibration: str | None) -> str | None:
+    """The profile path a command's `--clock cost` uses (`--calibration` by name or path, else the default);
+    None for any other clock."""
+    if clock != "cost":
+        return None
+    return str(find_profile(calibration) if calibration else default_profile())

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..bench.metrics import json_view, summarize
     from ..bench.parallel import ReplayJob, parallel_replay
+    from ..bench.profiles import profile_for_clock
     from ..bench.replay import ordered_decoders, replay, sessions_from_entries
     from ..bench.report import write_results
     from ..decoding.registry import DECODERS
@@ -78,10 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1 and args.clock != "cost":
         console.print("[yellow]note: a wall clock with several workers also times their contention; "
                       "keep workers well under the number of cores")
-    profile = None
-    if args.clock == "cost":
-        from ..bench.profiles import default_profile, find_profile
-        profile = str(find_profile(args.calibration) if args.calibration else default_profile())
+    profile = profile_for_clock(args.clock, args.calibration)
     clock = make_clock(args.clock, profile, args.device)
 
     torch.set_grad_enabled(False)

@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..bench.replay import default_tool_runner
+    from ..bench.profiles import profile_for_clock
     from ..cache.policies import POLICIES, make_policy
     from ..evaluation.cascade import PocketSphinx, cascade_available
     from ..evaluation.memory import ordered_policies, resolve_side_channel, run_policy_session, summarize
@@ -79,10 +80,7 @@ def run(args: argparse.Namespace) -> int:
         console.print("[red]--cascade needs pocketsphinx: pip install 'ticktock[bench]'")
         return 2
     asr = PocketSphinx() if (args.cascade is not False and cascade_available()) else None
-    profile = None
-    if args.clock == "cost":
-        from ..bench.profiles import default_profile, find_profile
-        profile = str(find_profile(args.calibration) if args.calibration else default_profile())
+    profile = profile_for_clock(args.clock, args.calibration)
 
     torch.set_grad_enabled(False)
     rt = load_runtime(args.model, args.device)
