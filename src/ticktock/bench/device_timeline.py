@@ -31,10 +31,7 @@ class SessionClock:
 class DeviceTimeline:
     chunk_seconds: float = 1.0
     free: float = 0.0  # when the device is next idle
-    clocks: list[SessionClock] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.clocks = self.clocks or []
+    clocks: list[SessionClock] = field(default_factory=list)  # one per session slot
 
     def arrival(self, t: int) -> float:
         return (t + 1) * self.chunk_seconds

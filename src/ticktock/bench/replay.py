@@ -2,8 +2,8 @@
 
 The core, `replay`, takes a model, a protocol and a list of `BenchSession`s
 (id, family, system prompt, one-second chunks, expected units), so it runs on
-synthetic sessions without any rendered audio. `suite_sessions` turns a rendered
-suite (`ticktock data make`, or rendered on first use) into `BenchSession`s.
+synthetic sessions without any rendered audio. `sessions_from_entries` turns the
+entries of a rendered suite (`scenarios.store.ensure_suite`) into `BenchSession`s.
 
 Tool results: `ar` runs first on each session; whenever it calls a tool, the mock
 tool's result is injected in the next unit, exactly as `ticktock eval` does. Every
@@ -65,14 +65,6 @@ def sessions_from_entries(folder, entries: list[dict], chunk_samples: int = 1600
         _, audio = load_session(folder, e)
         yield BenchSession(e["id"], e["family"], e["system"], split_chunks(audio, e["n_units"], chunk_samples),
                            list(e.get("units", [])))
-
-
-def suite_sessions(suite: str, n: int | None = None, chunk_samples: int = 16000) -> tuple[int, Iterator[BenchSession]]:
-    """(number of sessions, lazy sessions) of a suite, rendered on first use; only the first `n` if given."""
-    from ..scenarios.store import ensure_suite
-    folder, entries = ensure_suite(suite)
-    entries = entries[:n] if n else entries
-    return len(entries), sessions_from_entries(folder, entries, chunk_samples)
 
 
 def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
