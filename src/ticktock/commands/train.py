@@ -22,6 +22,10 @@ def add_parser(sub) -> None:
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--max-len", type=int, default=512, help="tokens per training window")
     b.add_argument("--transcribe-share", type=float, default=0.3, help="share of listening pre-training examples")
+    b.add_argument("--init-decoder", default=None,
+                   help="start the decoder (and tokenizer) from this model directory, with a fresh audio encoder")
+    b.add_argument("--word-weight", type=float, default=0.5,
+                   help="weight of the encoder's frame-level word objective (0: off)")
     b.set_defaults(func=run_base)
 
     s = tsub.add_parser("side-channel", help="LoRA-adapt a base model to write a transcription side channel")
@@ -48,7 +52,8 @@ def run_base(args: argparse.Namespace) -> int:
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, time_budget_s=args.time_budget,
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
     train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
-               transcribe_share=args.transcribe_share)
+               transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
+               word_weight=args.word_weight)
     return 0
 
 

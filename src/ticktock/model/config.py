@@ -37,6 +37,9 @@ class AudioEncoderConfig:
     layers: int = 3
     heads: int = 4
     context_chunks: int = 1  # bounded left context: how many previous chunks the encoder sees
+    # 0: one strided conv straight to the chunk rate (10 Hz). k > 0: the transformer runs at 100/k Hz
+    # (finer time for hearing phones) and adjacent frames are merged to the chunk rate at the end.
+    inner_stride: int = 0
 
 
 @dataclass
@@ -64,7 +67,7 @@ PRESETS: dict[str, ModelConfig] = {
     "tiny": ModelConfig(
         DecoderConfig(vocab_size=2304, hidden_size=320, intermediate_size=960, num_hidden_layers=6,
                       num_attention_heads=5, num_key_value_heads=5),
-        AudioEncoderConfig(width=256, layers=3, heads=4),
+        AudioEncoderConfig(width=256, layers=4, heads=4, inner_stride=5),
     ),
     # Qwen2.5-7B's decoder shape, for calibrating a 7B-class forward on a GPU (random weights).
     "qwen2.5-7b": ModelConfig(

@@ -22,7 +22,8 @@ from ..model import DuplexLM, preset, save_model
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
 from .examples import TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, transcription_units
-from .trainer import TrainConfig, train
+from .trainer import TrainConfig, model_loss, train
+from .word_frames import WordFrameHead, n_classes
 
 _WORKER: dict = {}
 
@@ -34,6 +35,7 @@ class ExampleFactory:
     protocol: DuplexProtocol
     transcribe_share: float = 0.3
     max_len: int = 512
+    inner_per_chunk: int = 0  # > 0: also frame-level word classes for the encoder objective
 
     def __call__(self, seed: int) -> Example:
         from ..scenarios.espeak import EspeakRenderer
@@ -49,7 +51,8 @@ class ExampleFactory:
         else:
             system = r.script.system
             units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
-        return build_example(self.protocol, system, units, r.audio, rng, self.max_len)
+        return build_example(self.protocol, system, units, r.audio, rng, self.max_len,
+                             words=r.words, inner_per_chunk=self.inner_per_chunk)
 
 
 def build_tokenizer(vocab_size: int = 4096):
@@ -69,30 +72,61 @@ def plot_losses(log: list[dict], path: Path) -> None:
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.5))
     ax[0].plot([r["step"] for r in rows], [r["loss"] for r in rows])
     ax[0].set(xlabel="step", ylabel="train loss (outputs)", yscale="log", title="loss")
-    ax[1].plot([r["step"] for r in rows], [r["acc"] for r in rows])
-    ax[1].set(xlabel="step", ylabel="token accuracy", title="accuracy on outputs")
+    ax[1].plot([r["step"] for r in rows], [r["acc"] for r in rows], label="output tokens")
+    if any("word_frame_acc" in r for r in rows):
+        ax[1].plot([r["step"] for r in rows], [r.get("word_frame_acc", float("nan")) for r in rows],
+                   label="encoder word frames")
+        ax[1].legend()
+    ax[1].set(xlabel="step", ylabel="accuracy", title="accuracy")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
-               device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3) -> list[dict]:
-    if init is not None:
-        from ..model.io import load_model
+def initial_model(preset_name: str, seed: int, init: Path | None = None, init_decoder: Path | None = None):
+    """(model, tokenizer): continued from `init`, or the preset with the decoder (and tokenizer) of
+    `init_decoder` and a fresh audio encoder, or the preset from scratch with a new tokenizer."""
+    from ..model.io import load_model
 
-        model, tok = load_model(init, "cpu", torch.float32)
-    else:
-        tok = build_tokenizer(preset(preset_name).decoder.vocab_size)
-        mcfg = preset(preset_name)
-        mcfg.decoder.vocab_size = tok.get_vocab_size()
-        torch.manual_seed(cfg.seed)
+    if init is not None:
+        return load_model(init, "cpu", torch.float32)
+    mcfg = preset(preset_name)
+    if init_decoder is not None:
+        donor, tok = load_model(init_decoder, "cpu", torch.float32)
+        mcfg.decoder = donor.cfg.decoder
+        torch.manual_seed(seed)
         model = DuplexLM(mcfg)
+        model.lm.load_state_dict(donor.lm.state_dict())
+        return model, tok
+    tok = build_tokenizer(mcfg.decoder.vocab_size)
+    mcfg.decoder.vocab_size = tok.get_vocab_size()
+    torch.manual_seed(seed)
+    return DuplexLM(mcfg), tok
+
+
+def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
+               device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3,
+               init_decoder: Path | None = None, word_weight: float = 0.5) -> list[dict]:
+    """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective."""
+    model, tok = initial_model(preset_name, cfg.seed, init, init_decoder)
     proto = DuplexProtocol(tok)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size}), flush=True)
-    factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len)
+    inner = model.audio.inner_per_chunk if word_weight > 0 else 0
+    factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner)
+    head = WordFrameHead(model.cfg.audio.width, n_classes()) if inner else None
+    loss_fn = param_groups = None
+    if head is not None:
+        def param_groups(m: DuplexLM, c: TrainConfig) -> list[dict]:
+            head.to(m.device)
+            params = [*m.named_parameters(), *head.named_parameters()]
+            return [{"params": [p for _, p in params if p.dim() >= 2], "weight_decay": c.weight_decay},
+                    {"params": [p for _, p in params if p.dim() < 2], "weight_decay": 0.0}]
+
+        def loss_fn(m: DuplexLM, b: dict) -> tuple[torch.Tensor, dict]:
+            return model_loss(m, b, train=True, word_head=head, word_weight=word_weight)
     log = train(model, factory, proto.id("pad"), cfg, out, device,
-                on_checkpoint=lambda m: save_model(m, tok, out / "model"), eval_fn=eval_fn)
+                on_checkpoint=lambda m: save_model(m, tok, out / "model"), eval_fn=eval_fn,
+                loss_fn=loss_fn, param_groups=param_groups)
     plot_losses(log, out / "loss.png")
     return log
 

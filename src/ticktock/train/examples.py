@@ -38,6 +38,7 @@ class Example:
     audio_slot: np.ndarray  # (T,) int64: k*E + j for the j-th embedding of window unit k, else -1
     audio: np.ndarray  # ((U+1)*chunk + 240,) float16: context chunk + U chunks, + log-mel left context
     n_units: int
+    frame_words: np.ndarray | None = None  # (U * inner_per_chunk,) int64 word classes per encoder frame
 
 
 def transcription_units(words: list[dict], n_units: int, chunk_s: float = 1.0) -> list[UnitSpec]:
@@ -102,8 +103,13 @@ def window_audio(audio: np.ndarray, u0: int, u1: int, chunk: int) -> np.ndarray:
 
 
 def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], audio: np.ndarray,
-                  rng: random.Random, max_len: int = 512, max_offset: int = 3000) -> Example:
-    """A random window of the session that fits `max_len` tokens. `audio` is the whole session at 16 kHz."""
+                  rng: random.Random, max_len: int = 512, max_offset: int = 3000,
+                  words: list[dict] | None = None, inner_per_chunk: int = 0) -> Example:
+    """A random window of the session that fits `max_len` tokens. `audio` is the whole session at 16 kHz.
+
+    With `words` (the renderer's word times) and `inner_per_chunk`, also the window's frame-level
+    word classes for the encoder objective (`word_frames`).
+    """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
     prefix = p.prefix_ids(system)
@@ -123,5 +129,10 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
         labels += [IGNORE] * (len(inp) + e + len(tr) - 1) + out + [IGNORE]
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
     positions = window_positions(len(prefix), len(ids), offset)
+    frames = None
+    if words is not None and inner_per_chunk:
+        from .word_frames import frame_labels, word_vocab
+
+        frames = frame_labels(words, u0, u1 - u0, inner_per_chunk, word_vocab(), p.chunk_seconds)
     return Example(np.array(ids), np.array(labels), np.array(positions), np.array(slots),
-                   window_audio(audio, u0, u1, chunk), u1 - u0)
+                   window_audio(audio, u0, u1, chunk), u1 - u0, frames)

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from ..model.duplex import DuplexLM
 from .examples import IGNORE, Example
 from .features import augment_waveform, batch_log_mel, spec_augment
+from .word_frames import WordFrameHead
 
 
 @dataclass
@@ -58,14 +59,23 @@ def collate(batch: list[Example], pad_id: int, chunk: int, device) -> dict[str, 
         slot[i, :n] = torch.from_numpy(e.audio_slot)
         audio[i, : len(e.audio)] = torch.from_numpy(e.audio)
     out = {"ids": ids, "labels": labels, "pos": pos, "slot": slot, "audio": audio}
+    if batch[0].frame_words is not None:
+        per_unit = len(batch[0].frame_words) // batch[0].n_units
+        frames = torch.full((len(batch), u * per_unit), IGNORE, dtype=torch.long)
+        for i, e in enumerate(batch):
+            frames[i, : len(e.frame_words)] = torch.from_numpy(e.frame_words)
+        out["frame_words"] = frames
     pin = torch.device(device).type == "cuda"
     out = {k: (v.pin_memory() if pin else v).to(device, non_blocking=True) for k, v in out.items()}
     out["audio"] = out["audio"].float()
     return out
 
 
-def audio_embeddings(model: DuplexLM, audio: torch.Tensor, train: bool, gen=None) -> torch.Tensor:
-    """audio (B, N) -> log-mel -> per-unit encoder with one chunk of context -> (B, U*E, D)."""
+def audio_embeddings(model: DuplexLM, audio: torch.Tensor, train: bool, gen=None, return_inner: bool = False):
+    """audio (B, N) -> log-mel -> per-unit encoder with one chunk of context -> (B, U*E, D).
+
+    With `return_inner` also the encoder's inner frames of every unit, (B, U*inner_per_chunk, width).
+    """
     acfg = model.cfg.audio
     f, e = acfg.frames_per_chunk, acfg.embeds_per_chunk
     wav = augment_waveform(audio, gen) if train else audio
@@ -77,7 +87,11 @@ def audio_embeddings(model: DuplexLM, audio: torch.Tensor, train: bool, gen=None
     chunks = mel[:, : (u + 1) * f].reshape(bsz, u + 1, f, nm)
     cur = chunks[:, 1:].reshape(bsz * u, f, nm)
     ctx = chunks[:, :-1].reshape(bsz * u, f, nm)
-    return model.audio(cur.to(model.dtype), ctx.to(model.dtype)).reshape(bsz, u * e, -1)
+    emb = model.audio(cur.to(model.dtype), ctx.to(model.dtype), return_inner=return_inner)
+    if not return_inner:
+        return emb.reshape(bsz, u * e, -1)
+    emb, inner = emb
+    return emb.reshape(bsz, u * e, -1), inner.reshape(bsz, -1, inner.shape[-1])
 
 
 def embed_inputs(model: DuplexLM, ids: torch.Tensor, slot: torch.Tensor, emb: torch.Tensor) -> torch.Tensor:
@@ -87,16 +101,25 @@ def embed_inputs(model: DuplexLM, ids: torch.Tensor, slot: torch.Tensor, emb: to
     return torch.where((slot >= 0)[..., None], gathered.to(x.dtype), x)
 
 
-def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=None) -> tuple[torch.Tensor, dict]:
-    """CE over output tokens."""
-    emb = audio_embeddings(model, b["audio"], train, gen)
+def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=None,
+               word_head: WordFrameHead | None = None, word_weight: float = 0.5) -> tuple[torch.Tensor, dict]:
+    """CE over output tokens, plus `word_weight` x the frame-level word CE when a `word_head` is given."""
+    frames = word_head is not None and "frame_words" in b
+    emb = audio_embeddings(model, b["audio"], train, gen, return_inner=frames)
+    if frames:
+        emb, inner = emb
     h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"])
     mask = b["labels"] != IGNORE
     logits = model.lm.logits(h[mask])
     loss = F.cross_entropy(logits, b["labels"][mask])
     with torch.no_grad():
         acc = (logits.argmax(-1) == b["labels"][mask]).float().mean()
-    return loss, {"loss": loss.detach(), "acc": acc}  # tensors: read them only when logging (a host sync)
+    stats = {"loss": loss.detach(), "acc": acc}  # tensors: read them only when logging (a host sync)
+    if frames:
+        wloss, wstats = word_head.loss(inner.reshape(-1, inner.shape[-1]), b["frame_words"].reshape(-1))
+        stats.update(word_loss=wloss.detach(), **wstats)
+        loss = loss + word_weight * wloss
+    return loss, stats
 
 
 def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None:
