@@ -49,3 +49,18 @@ def spec_augment(mel: torch.Tensor, gen: torch.Generator | None = None, freq_mas
         m = (idx[None] >= s[:, None]) & (idx[None] < (s + w)[:, None])  # (B, F)
         out = out.masked_fill(m[:, None, :], floor)
     return out
+
+
+def freq_warp(mel: torch.Tensor, gen: torch.Generator | None = None, max_warp: float = 0.12) -> torch.Tensor:
+    """Stretch each row's mel axis by a random factor in [1 - max_warp, 1 + max_warp] (VTLN-like).
+
+    A cheap stand-in for unseen speakers: formants move, timing (and so every label) stays. mel (B, T, F).
+    """
+    b, _, f = mel.shape
+    alpha = 1 + (torch.rand(b, device=mel.device, generator=gen) * 2 - 1) * max_warp  # (B,)
+    src = (torch.arange(f, device=mel.device, dtype=torch.float32)[None] / alpha[:, None]).clamp(max=f - 1)  # (B, F)
+    lo = src.floor().long()
+    hi = (lo + 1).clamp(max=f - 1)
+    w = (src - lo)[:, None, :]  # (B, 1, F)
+    gather = lambda idx: torch.gather(mel, 2, idx[:, None, :].expand(-1, mel.shape[1], -1))  # noqa: E731
+    return gather(lo) * (1 - w) + gather(hi) * w

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from ..model.duplex import DuplexLM
 from .examples import IGNORE, Example
-from .features import augment_waveform, batch_log_mel, spec_augment
+from .features import augment_waveform, batch_log_mel, freq_warp, spec_augment
 from .word_frames import WordFrameHead
 
 
@@ -81,7 +81,7 @@ def audio_embeddings(model: DuplexLM, audio: torch.Tensor, train: bool, gen=None
     wav = augment_waveform(audio, gen) if train else audio
     mel = batch_log_mel(wav)  # (B, (U+1)F, 80)
     if train:
-        mel = spec_augment(mel, gen)
+        mel = spec_augment(freq_warp(mel, gen), gen)
     bsz, frames, nm = mel.shape
     u = frames // f - 1
     chunks = mel[:, : (u + 1) * f].reshape(bsz, u + 1, f, nm)
@@ -147,6 +147,10 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
+    threads = torch.get_num_threads()
+    if torch.device(device).type != "cpu":
+        # the rendering workers own the cores; a wide intra-op pool in this process only contends with them
+        torch.set_num_threads(min(threads, 2))
     torch.manual_seed(cfg.seed)
     model.to(device).train()
     chunk = model.cfg.audio.frames_per_chunk * 160
@@ -213,6 +217,7 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     finally:
         for p in procs:
             p.kill()
+        torch.set_num_threads(threads)
     model.eval()
     if on_checkpoint:
         on_checkpoint(model)
