@@ -70,9 +70,10 @@ def test_tool_example_listens_calls_then_speaks(runtime):
     assert res[first_tool].tool_call.startswith(meta["tool_call"].split("(")[0] + "(")
 
 
-def test_margin_branches_are_drafted_and_lossless(runtime, example):
+def test_margin_branches_are_drafted_and_lossless(runtime):
     """`sl-branch` forks the silence draft where it is least sure, and still commits exactly `ar`'s tokens."""
-    chunks, system = example
+    wav = EXAMPLES / "qa.wav"  # the whole example: the model is unsure while the second question ends
+    chunks, system = split_chunks(load_audio(wav)), json.loads(wav.with_suffix(".json").read_text())["system"]
     ar = DuplexSession(runtime.model, runtime.protocol, "ar", clock=CostModelClock(PROFILE), system=system).run(chunks)
     sess = DuplexSession(runtime.model, runtime.protocol, "sl-branch", clock=CostModelClock(PROFILE), system=system)
     branch_nodes, got = 0, []

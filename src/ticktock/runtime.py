@@ -8,7 +8,13 @@ from pathlib import Path
 import torch
 
 from .model import DEFAULT_MODEL, DuplexLM, load_model, preset
+from .model.adapter import adapter_for, merge_side_channel
 from .protocol import DuplexProtocol
+
+
+def _merged(path: Path) -> bool:
+    """Is this model dir `ticktock train side-channel`'s output, with the adapter already folded in?"""
+    return (path.parent / "side_channel.json").is_file() and (path.parent / "adapter").is_dir()
 
 
 @dataclass
@@ -19,14 +25,28 @@ class Runtime:
     trained: bool
 
 
-def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32) -> Runtime:
-    """The model at `path`, or the shipped default; a random-init `tiny` model if none is shipped yet."""
+def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32,
+                 side_channel: bool = False) -> Runtime:
+    """The model at `path`, or the shipped default; a random-init `tiny` model if none is shipped yet.
+
+    `side_channel`: the model is to write transcription segments, so its adapter
+    (`model.adapter.adapter_for`) is merged in; `ticktock train side-channel`'s OUT/model is
+    already merged, and so is left as it is.
+    """
     path = Path(path) if path else DEFAULT_MODEL
     if (path / "model.safetensors").exists():
-        model, tok = load_model(path, device, dtype)
+        model, tok = load_model(path, device, torch.float32)
         if tok is None:
             raise FileNotFoundError(f"{path} has no tokenizer.json")
-        return Runtime(model, DuplexProtocol(tok), path.name, trained=True)
+        name = path.name
+        adapter = adapter_for(path) if side_channel else None
+        if adapter is not None and not _merged(path):
+            merge_side_channel(model, adapter)
+            name += "+side-channel"
+        elif side_channel and adapter is None:
+            raise FileNotFoundError(f"no side-channel adapter for {path}: train one with `ticktock train side-channel` "
+                                    "and pass its OUT/model")
+        return Runtime(model.to(dtype=dtype), DuplexProtocol(tok), name, trained=True)
     if path != DEFAULT_MODEL:
         raise FileNotFoundError(f"no model at {path} (expected config.json, model.safetensors, tokenizer.json)")
     from .model.tokenizer import train_tokenizer

@@ -7,6 +7,8 @@ come back in suite order. Each worker loads the model once and uses one torch th
 
 from __future__ import annotations
 
+import dataclasses
+
 import multiprocessing as mp
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,7 @@ class ReplayJob:
     seed: int
     concurrent: int
     side_channel: str | None = None
+    max_asr_tokens: int | None = None  # the idle schedule's transcript cap (None: the protocol's own)
 
 
 _STATE: dict = {}
@@ -44,7 +47,9 @@ def _init(job: ReplayJob, folder: str, counter) -> None:
             k, counter.value = counter.value, counter.value + 1
         device = f"cuda:{k % torch.cuda.device_count()}"
         torch.cuda.set_device(device)
-    rt = load_runtime(job.model, device)
+    rt = load_runtime(job.model, device, side_channel=job.side_channel is not None)
+    if job.max_asr_tokens is not None:
+        rt.protocol = dataclasses.replace(rt.protocol, max_asr_tokens=job.max_asr_tokens)
     _STATE.update(job=job, folder=folder, rt=rt, clock=make_clock(job.clock, job.profile, device))
 
 

@@ -73,3 +73,15 @@ def profile_for_clock(clock: str, calibration: str | None) -> str | None:
     if clock != "cost":
         return None
     return str(find_profile(calibration) if calibration else default_profile())
+
+
+def idle_schedule_for(clock: str, profile: str | None, device: str, asr_share: float):
+    """The idle-window schedule a command plans with: the cost clock's own profile, the shipped CPU
+    profile for a wall clock on a CPU, else None (no profile of that device to plan with)."""
+    from ..session.idle_schedule import IdleSchedule
+
+    if clock == "cost" and profile:
+        return IdleSchedule.from_profile(profile, asr_share)
+    if clock == "wall" and device == "cpu":
+        return IdleSchedule.from_profile(find_profile(PREFERRED[1]), asr_share)
+    return None

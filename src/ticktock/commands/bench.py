@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--side-channel", default="off", choices=["off", "after_decision", "after_content"],
                    help="transcription segments in every session (a model trained for them: train side-channel)")
+    p.add_argument("--asr-share", type=float, default=0.25,
+                   help="with a side channel: the share of a chunk its transcript segment may take (the idle "
+                        "window's rest goes to drafting; docs/side-channel.md)")
     p.add_argument("--workers", type=int, default=1,
                    help="replay processes, each with one torch thread (for the cost clock; a wall clock "
                         "would also time their contention)")
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..bench.metrics import json_view, summarize
     from ..bench.parallel import ReplayJob, parallel_replay
-    from ..bench.profiles import profile_for_clock
+    from ..bench.profiles import idle_schedule_for, profile_for_clock
     from ..bench.replay import ordered_decoders, replay, sessions_from_entries
     from ..bench.report import write_results
     from ..decoding.registry import DECODERS
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     clock = make_clock(args.clock, profile, args.device)
 
     torch.set_grad_enabled(False)
-    rt = load_runtime(args.model, args.device)
+    rt = load_runtime(args.model, args.device, side_channel=args.side_channel != "off")
     if not rt.trained:
         console.print(f"[yellow]note: {rt.name}; latencies are meaningful, decisions are not")
     folder, entries = ensure_suite(args.suite)
@@ -91,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     chunk = int(round(rt.protocol.chunk_seconds * 16000))
     chunk_ms = rt.protocol.chunk_seconds * 1000
     side_channel = None if args.side_channel == "off" else args.side_channel
+    schedule = idle_schedule_for(args.clock, profile, args.device, args.asr_share) if side_channel else None
+    if schedule is not None:
+        rt.protocol = schedule.apply(rt.protocol)
     # the main run, then the sweeps' other points: temperature at the first N, N at the first temperature
     settings = [(temps[0], counts[0])] + [(t, counts[0]) for t in temps[1:]] + [(temps[0], n) for n in counts[1:]]
 
@@ -99,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                             total=len(entries))
         if args.workers > 1:
             job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
-                            concurrent, side_channel)
+                            concurrent, side_channel, rt.protocol.max_asr_tokens)
             return parallel_replay(job, folder, entries, args.workers, progress=lambda k: bar.advance(task, k))
         return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), decoders, clock,
                       temperature=temperature, seed=args.seed, concurrent=concurrent, side_channel=side_channel,

@@ -34,6 +34,8 @@ def add_parser(sub) -> None:
                          help="also run the pocketsphinx ASR cascade (default: when pocketsphinx is installed)")
     cascade.add_argument("--no-cascade", dest="cascade", action="store_false")
     p.add_argument("--model", default=None)
+    p.add_argument("--asr-share", type=float, default=0.25,
+                   help="the share of a chunk a transcript segment may take (docs/side-channel.md)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..bench.replay import default_tool_runner
-    from ..bench.profiles import profile_for_clock
+    from ..bench.profiles import idle_schedule_for, profile_for_clock
     from ..cache.policies import POLICIES, make_policy
     from ..evaluation.cascade import PocketSphinx, cascade_available
     from ..evaluation.memory import ordered_policies, resolve_side_channel, run_policy_session, summarize
@@ -83,9 +85,16 @@ def run(args: argparse.Namespace) -> int:
     profile = profile_for_clock(args.clock, args.calibration)
 
     torch.set_grad_enabled(False)
-    rt = load_runtime(args.model, args.device)
+    try:
+        rt = load_runtime(args.model, args.device, side_channel=side != "off")
+    except FileNotFoundError as err:
+        console.print(f"[red]{err}")
+        return 2
     if not rt.trained:
         console.print(f"[yellow]note: {rt.name}; slots and times are meaningful, answers are not")
+    schedule = idle_schedule_for(args.clock, profile, args.device, args.asr_share) if side != "off" else None
+    if schedule is not None:
+        rt.protocol = schedule.apply(rt.protocol)
     folder, entries = ensure_suite(args.suite)
     entries = entries[: args.n] if args.n else entries
     units_total = sum(e["n_units"] for e in entries)

@@ -1,0 +1,56 @@
+"""Fold a side-channel adapter (PEFT LoRA + the two trained token rows) into a loaded model.
+
+`ticktock train side-channel` saves `adapter/` (PEFT's `adapter_config.json` and
+`adapter_model.safetensors`, plus `asr_rows.safetensors`); the shipped model keeps a copy
+in `ticktock-tiny-side-channel/`, beside it. Merging needs only torch: W += (alpha / r) * B @ A,
+then the `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) are set.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+
+from .duplex import DuplexLM
+
+ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
+_PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
+
+
+def adapter_for(model_dir: str | Path) -> Path | None:
+    """The side-channel adapter of a model directory: `<dir>-side-channel/` beside it, or
+    `../adapter/` (the layout `ticktock train side-channel` writes); None if there is none."""
+    model_dir = Path(model_dir)
+    for cand in (model_dir.parent / f"{model_dir.name}{ADAPTER_SUFFIX}", model_dir.parent / "adapter"):
+        if (cand / "adapter_config.json").is_file():
+            return cand
+    return None
+
+
+@torch.no_grad()
+def merge_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
+    """Merge the adapter at `adapter` into `model` in place and return it."""
+    adapter = Path(adapter)
+    cfg_file, weights, rows_file = (adapter / n for n in ("adapter_config.json", "adapter_model.safetensors",
+                                                           "asr_rows.safetensors"))
+    for f in (cfg_file, weights, rows_file):
+        if not f.exists():
+            raise FileNotFoundError(f"side-channel adapter incomplete: {f} is missing")
+    cfg = json.loads(cfg_file.read_text())
+    scale = cfg["lora_alpha"] / cfg["r"]
+    state = load_file(str(weights))
+    modules = dict(model.lm.named_modules())
+    for key in sorted(k for k in state if k.endswith(".lora_A.weight")):
+        name = key[len(_PEFT_PREFIX):-len(".lora_A.weight")]
+        if not key.startswith(_PEFT_PREFIX) or name not in modules:
+            raise ValueError(f"adapter weight {key} names no layer of this model")
+        lin = modules[name]
+        a, b = state[key].float(), state[key.replace("lora_A", "lora_B")].float()  # (r, in), (out, r)
+        lin.weight += (scale * (b @ a)).to(lin.weight.dtype)
+    rows = load_file(str(rows_file))
+    emb = model.lm.model.embed_tokens.weight
+    emb[rows["ids"].to(emb.device)] = rows["weight"].to(emb.device, emb.dtype)
+    return model
