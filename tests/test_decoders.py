@@ -42,11 +42,13 @@ def test_greedy_lossless_with_side_channel(protocol, name, placement):
     p = DuplexProtocol(protocol.tokenizer, max_unit_tokens=24, max_asr_tokens=2)
     shares = {"speak": 0.3, "listen": 0.1, "asr_start": 0.3, "asr_end": 0.1, "chunk_eos": 0.05}
     model = steer_greedy(random_model(1, p.vocab_size), p, shares, seed=1)
-    chunks = noise_chunks(4, 1)
+    chunks = noise_chunks(6, 1)
     tools = {2: "flight JL123 at 9:40"}
     ar = run(model, p, "ar", chunks, tools, placement)
     got = run(model, p, name, chunks, tools, placement)
     assert any(r.asr is not None for r in ar), "the steered model should open segments"
+    if placement == "after_content":  # the steered model wants delimiters everywhere; the response bans them
+        assert not {p.id("asr_start"), p.id("asr_end")} & {t for r in ar for t in r.tokens}
     assert [r.sequence for r in got] == [r.sequence for r in ar]
     for a, g in zip(ar, got):
         assert g.forwards <= a.forwards, f"unit {a.index}: {name} used more post-audio forwards than ar"

@@ -16,6 +16,11 @@ def add_parser(sub) -> None:
     p.add_argument("--n", type=int, default=None, help="only the first N sessions")
     p.add_argument("--model", default=None)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--side-channel", default="off", choices=["off", "after_decision", "after_content"],
+                   help="run with the transcription side channel (the model's adapter merged in) and also "
+                        "report how far its behaviour is from the base model's on the same sessions")
+    p.add_argument("--base", default=None,
+                   help="with --side-channel: the base model its behaviour is compared with (default: --model)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -23,7 +28,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from ..evaluation.quality import per_family, run_session, score
+    from ..evaluation.quality import behaviour_vs_base, per_family, run_session, score
     from ..runtime import load_runtime
     from ..scenarios.store import ensure_suite
     from ..scenarios.suites import load_session
@@ -31,7 +36,13 @@ def run(args: argparse.Namespace) -> int:
 
     torch.set_grad_enabled(False)
     console = Console(stderr=True)
-    rt = load_runtime(args.model, args.device)
+    rt = load_runtime(args.base or args.model, args.device)
+    side = None if args.side_channel == "off" else args.side_channel
+    try:
+        rt_side = load_runtime(args.model, args.device, side_channel=True) if side else None
+    except FileNotFoundError as err:
+        console.print(f"[red]{err}")
+        return 2
     folder, entries = ensure_suite(args.suite)
     entries = entries[: args.n] if args.n else entries
 
@@ -41,18 +52,23 @@ def run(args: argparse.Namespace) -> int:
         except Exception as err:  # a malformed call is the model's error; it gets an error result, as in use
             return f"error: {err}"
 
-    outcomes = []
+    outcomes, base = [], []
     for e in track(entries, description=f"eval {args.suite}", console=console):
         _, audio = load_session(folder, e)
-        outcomes.append(run_session(rt.model, rt.protocol, e, audio, tool))
+        base.append(run_session(rt.model, rt.protocol, e, audio, tool))
+        if rt_side is not None:
+            outcomes.append(run_session(rt_side.model, rt_side.protocol, e, audio, tool, side_channel=side))
+    outcomes = outcomes or base
     summary = score(outcomes)
     summary["decision_acc_by_family"] = per_family(outcomes)
-    summary.update({"suite": args.suite, "model": rt.name})
+    summary.update({"suite": args.suite, "model": (rt_side or rt).name})
+    if rt_side is not None:
+        summary.update(side_channel=side, **behaviour_vs_base(base, outcomes))
     table = Table(title=f"ticktock eval · {args.suite} · {rt.name}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for k, v in summary.items():
-        if not isinstance(v, dict):
+        if not isinstance(v, (dict, list)):
             table.add_row(k, str(v))
     for f, v in summary["decision_acc_by_family"].items():
         table.add_row(f"decision_acc[{f}]", str(v))

@@ -87,7 +87,7 @@ class PolicyRun:
 
 def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, policy: EvictionPolicy,
                        clock: Clock, tool_runner: Callable[[str], str] | None = None,
-                       side_channel: str = "off", max_slots: int = 16384) -> PolicyRun:
+                       side_channel: str = "off", max_slots: int = 32768) -> PolicyRun:
     """Replay one rendered session (audio (N,) float32 at 16 kHz) under `policy`, closed loop.
 
     Eviction is measured on the wall clock when `clock` is a wall clock; the cost model has no

@@ -35,8 +35,11 @@ class SessionOutcome:
     drafts: list[list[int] | None] = field(default_factory=list)
 
 
-def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, tool_runner) -> SessionOutcome:
-    sess = DuplexSession(model, protocol, "sl-silence", clock=CostModelClock(_GENEROUS), system=entry["system"])
+def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, tool_runner,
+                side_channel: str | None = None) -> SessionOutcome:
+    """One scripted session, closed loop; `side_channel` places transcription segments (DESIGN §4)."""
+    sess = DuplexSession(model, protocol, "sl-silence", clock=CostModelClock(_GENEROUS), system=entry["system"],
+                         side_channel=side_channel)
     chunks = [audio[i * 16000 : (i + 1) * 16000] for i in range(entry["n_units"])]
     results: list[UnitResult] = []
     drafts: list[list[int] | None] = []
@@ -101,6 +104,24 @@ def score(outcomes: list[SessionOutcome]) -> dict:
                    "qa": sum(o.answer_ok is not None for o in outcomes),
                    "tool": sum(o.tool_ok is not None for o in outcomes)},
     }
+
+
+def behaviour_vs_base(base: list[SessionOutcome], other: list[SessionOutcome]) -> dict:
+    """Is behaviour preserved? Per-unit decision agreement of `other` with `base` on the same sessions
+    (closed loop, so one early difference can carry on), and the change in takeover rates (points)."""
+    if [o.family for o in base] != [o.family for o in other] or len(base) != len(other):
+        raise ValueError("base and other must cover the same sessions in the same order")
+    same = [a.decision == b.decision for o, ob in zip(other, base) for a, b in zip(o.units, ob.units)]
+    sb, so = score(base), score(other)
+
+    def delta(key: str) -> float | None:
+        return None if sb[key] is None or so[key] is None else round(100 * (so[key] - sb[key]), 2)
+
+    return {"decision_agreement_with_base": _rate(same),
+            "pause_takeover_delta_points": delta("pause_takeover"),
+            "backchannel_takeover_delta_points": delta("backchannel_takeover"),
+            "base": {k: sb[k] for k in ("decision_acc", "pause_takeover", "backchannel_takeover",
+                                        "turn_response_rate", "interruption_stop_rate")}}
 
 
 def per_family(outcomes: list[SessionOutcome]) -> dict[str, float]:

@@ -27,10 +27,12 @@ def reference_greedy(model: DuplexLM, protocol: DuplexProtocol, chunks: list[np.
     front = AudioFrontEnd(model, len(chunks[0]))
     seq: list[torch.Tensor] = [torch.tensor(p.prefix_ids(system))]
 
-    def next_token() -> int:
+    def next_token(banned: tuple[int, ...] = ()) -> int:
         x = model.embed_segments(seq)
         h = model.lm(x, torch.arange(x.shape[1])[None].to(model.device))
-        return int(model.lm.logits(h[0, -1]).argmax())
+        z = model.lm.logits(h[0, -1])
+        z[list(banned)] = float("-inf")
+        return int(z.argmax())
 
     def commit(tok: int, out: list[int]) -> None:
         out.append(tok)
@@ -58,8 +60,10 @@ def reference_greedy(model: DuplexLM, protocol: DuplexProtocol, chunks: list[np.
             seq.append(torch.tensor(p.tool_result_ids(tool_results[i])))
         out: list[int] = []
         n_response = 0
+        # after_content: the delimiters belong to the trailing segment only (UnitRules.banned_in_response)
+        banned = (p.id("asr_start"), p.id("asr_end")) if placement == "after_content" else ()
         while True:
-            tok = next_token()
+            tok = next_token(banned)
             commit(tok, out)
             n_response += 1
             if n_response == 1 and placement == "after_decision" and tok in (p.id("speak"), p.id("tool")):

@@ -186,6 +186,7 @@ class DuplexSession:
     def _decode_unit(self, linear: list[Segment]) -> tuple[UnitResult, UnitRules]:
         cache = self.engine.cache
         rules = UnitRules(self.protocol, self.side_channel, sampling=self.temperature > 0)
+        banned = rules.banned_in_response()
         out: list[int] = []
         res = UnitResult(self.index, None, out)
         while True:
@@ -197,6 +198,8 @@ class DuplexSession:
             tree_kinds = [int(self.kind_of(t, decision)) for t in draft.tokens] if draft else None
             logits = self.engine.forward(linear, self.index, draft.tokens if draft else None,
                                          draft.parents if draft else None, tree_kinds)
+            if banned:
+                logits[:, banned] = float("-inf")
             if self.temperature > 0 and not rules.greedy_phase:
                 verdict = verify_sampling(draft, logits, self.temperature, self.generator, max_tokens=budget)
             else:

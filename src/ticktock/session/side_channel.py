@@ -113,6 +113,14 @@ class UnitRules:
         self.ended = p.is_unit_end(token, self.n_response)
         return token, kind, self.ended
 
+    def banned_in_response(self) -> list[int]:
+        """Token ids the response may not commit: with ``after_content`` a segment has one designated
+        point, after the unit's last token, so the delimiters never appear inside the response (a model
+        also trained for ``after_decision`` would otherwise open a segment right after its decision)."""
+        if self.placement == "after_content":
+            return [self.protocol.id("asr_start"), self.protocol.id("asr_end")]
+        return []
+
     def wants_trailing_segment(self) -> bool:
         """Does a segment check follow the unit's last output token?"""
         if self.placement == "after_content":
