@@ -60,6 +60,7 @@ def test_freq_warp_keeps_time_and_range():
     assert torch.equal(freq_warp(mel, max_warp=0.0), mel)
 
 
+@torch.enable_grad()  # other tests run commands in-process that switch gradients off
 def test_examples_carry_frame_labels_into_the_training_loss(protocol):
     """build_example → collate → model_loss: the word-frame CE reaches the encoder, and a few steps lower it."""
     import random
