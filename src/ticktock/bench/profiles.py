@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..session.idle_schedule import IdleSchedule
 
 _HERE = Path(__file__).resolve()
 PACKAGED_DIR = _HERE.parent.parent / "assets" / "profiles"
@@ -75,7 +79,7 @@ def profile_for_clock(clock: str, calibration: str | None) -> str | None:
     return str(find_profile(calibration) if calibration else default_profile())
 
 
-def idle_schedule_for(clock: str, profile: str | None, device: str, asr_share: float):
+def idle_schedule_for(clock: str, profile: str | None, device: str, asr_share: float) -> "IdleSchedule | None":
     """The idle-window schedule a command plans with: the cost clock's own profile, the shipped CPU
     profile for a wall clock on a CPU, else None (no profile of that device to plan with)."""
     from ..session.idle_schedule import IdleSchedule
