@@ -89,3 +89,9 @@ def idle_schedule_for(clock: str, profile: str | None, device: str, asr_share: f
     if clock == "wall" and device == "cpu":
         return IdleSchedule.from_profile(find_profile(PREFERRED[1]), asr_share)
     return None
+
+
+def scheduled_protocol(protocol, clock: str, profile: str | None, device: str, asr_share: float):
+    """`protocol` with the idle schedule's transcript cap applied (unchanged when there is no plan)."""
+    schedule = idle_schedule_for(clock, profile, device, asr_share)
+    return schedule.apply(protocol) if schedule is not None else protocol

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..bench.metrics import json_view, summarize
     from ..bench.parallel import ReplayJob, parallel_replay
-    from ..bench.profiles import idle_schedule_for, profile_for_clock
+    from ..bench.profiles import profile_for_clock, scheduled_protocol
     from ..bench.replay import ordered_decoders, replay, sessions_from_entries
     from ..bench.report import write_results
     from ..decoding.registry import DECODERS
@@ -94,9 +94,8 @@ def run(args: argparse.Namespace) -> int:
     chunk = int(round(rt.protocol.chunk_seconds * 16000))
     chunk_ms = rt.protocol.chunk_seconds * 1000
     side_channel = None if args.side_channel == "off" else args.side_channel
-    schedule = idle_schedule_for(args.clock, profile, args.device, args.asr_share) if side_channel else None
-    if schedule is not None:
-        rt.protocol = schedule.apply(rt.protocol)
+    if side_channel:
+        rt.protocol = scheduled_protocol(rt.protocol, args.clock, profile, args.device, args.asr_share)
     # the main run, then the sweeps' other points: temperature at the first N, N at the first temperature
     settings = [(temps[0], counts[0])] + [(t, counts[0]) for t in temps[1:]] + [(temps[0], n) for n in counts[1:]]
 

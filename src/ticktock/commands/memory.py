@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..bench.replay import default_tool_runner
-    from ..bench.profiles import idle_schedule_for, profile_for_clock
+    from ..bench.profiles import profile_for_clock, scheduled_protocol
     from ..cache.policies import POLICIES, make_policy
     from ..evaluation.cascade import PocketSphinx, cascade_available
     from ..evaluation.memory import ordered_policies, resolve_side_channel, run_policy_session, summarize
@@ -92,9 +92,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not rt.trained:
         console.print(f"[yellow]note: {rt.name}; slots and times are meaningful, answers are not")
-    schedule = idle_schedule_for(args.clock, profile, args.device, args.asr_share) if side != "off" else None
-    if schedule is not None:
-        rt.protocol = schedule.apply(rt.protocol)
+    if side != "off":
+        rt.protocol = scheduled_protocol(rt.protocol, args.clock, profile, args.device, args.asr_share)
     folder, entries = ensure_suite(args.suite)
     entries = entries[: args.n] if args.n else entries
     units_total = sum(e["n_units"] for e in entries)
