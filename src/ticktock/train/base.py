@@ -21,7 +21,7 @@ import torch
 from ..model import DuplexLM, preset, save_model
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
-from .examples import TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, transcription_units
+from .examples import TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, heard_from_units, transcription_units
 from .trainer import TrainConfig, model_loss, train
 from .word_frames import WordFrameHead, n_classes
 
@@ -50,7 +50,9 @@ class ExampleFactory:
             system, units = TRANSCRIBE_SYSTEM, transcription_units(r.words, n)
         else:
             system = r.script.system
-            units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
+            heard = heard_from_units(r.script.units, r.script.utterances)
+            units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result, h)
+                     for u, h in zip(r.script.units, heard)]
         return build_example(self.protocol, system, units, r.audio, rng, self.max_len,
                              words=r.words, inner_per_chunk=self.inner_per_chunk)
 

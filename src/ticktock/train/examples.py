@@ -28,6 +28,7 @@ class UnitSpec:
     content: str = ""
     turn_end: bool = False
     tool_result: str | None = None
+    heard_from: int = -1  # first unit whose audio the content answers (-1: none); see `build_example`
 
 
 @dataclass
@@ -72,11 +73,43 @@ def word_units(words: list[dict], n_units: int, chunk_s: float = 1.0, delay_s: f
     return [" ".join(ws) for ws in per_unit]
 
 
-def choose_window(sizes: list[int], prefix_len: int, rng: random.Random, max_len: int) -> tuple[int, int]:
-    """Units [u0, u1) of a random window that fits `max_len` tokens after the prefix (a third start at 0)."""
+def heard_from_units(units: list, utterances: list, chunk_s: float = 1.0) -> list[int]:
+    """Per unit, the first unit whose audio its content depends on (-1 for listening units).
+
+    A reply (a run of speak/tool units) answers the user's speech since the previous reply
+    began — every part of a paused request, a barge-in — and a reply with no new speech before
+    it (after a tool result) continues the previous one's. A recall answer depends on
+    everything since the session began. `units` are `UnitTarget`s, `utterances` `Utterance`s.
+    """
+    starts = sorted(int(u.start_s // chunk_s) for u in utterances
+                    if u.speaker == "user" and u.role in ("request", "part", "barge_in"))
+    out, prev_run, heard, in_run = [], -1, 0, False
+    for u in units:
+        if u.decision == "listen":
+            out.append(-1)
+            in_run = False
+            continue
+        if not in_run:
+            new = [s for s in starts if prev_run < s <= u.index]
+            heard = new[0] if new else heard
+            prev_run, in_run = u.index, True
+        out.append(0 if "recall" in u.tags else heard)
+    return out
+
+
+def choose_window(sizes: list[int], prefix_len: int, rng: random.Random, max_len: int,
+                  turn_starts: list[int] | None = None) -> tuple[int, int]:
+    """Units [u0, u1) of a random window that fits `max_len` tokens after the prefix.
+
+    Starts at 0 three times in ten, at one of `turn_starts` (units where a user turn begins) three
+    in ten when given, anywhere otherwise.
+    """
     u0 = rng.randrange(len(sizes))
-    if rng.random() < 0.3:
+    r = rng.random()
+    if r < 0.3:
         u0 = 0
+    elif r < 0.6 and turn_starts:
+        u0 = rng.choice(turn_starts)
     u1, total = u0, prefix_len
     while u1 < len(sizes) and total + sizes[u1] <= max_len:
         total += sizes[u1]
@@ -109,6 +142,10 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
 
     With `words` (the renderer's word times) and `inner_per_chunk`, also the window's frame-level
     word classes for the encoder objective (`word_frames`).
+
+    A unit whose content answers speech from before the window (`UnitSpec.heard_from` < u0) keeps
+    its decision label but not its content's: the model cannot hear those words, and learning to
+    produce them anyway teaches it to guess (a timer of 20 minutes when the user said 7).
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
@@ -120,13 +157,16 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
         out = p.output_ids(u.decision, u.content, u.turn_end)
         bodies.append((inp, tr, out))
     sizes = [1 + e + len(tr) + len(out) for _, tr, out in bodies]
-    u0, u1 = choose_window(sizes, len(prefix), rng, max_len)
+    turn_starts = sorted({u.heard_from for u in units if u.heard_from > 0})
+    u0, u1 = choose_window(sizes, len(prefix), rng, max_len, turn_starts)
     ids, labels, slots = list(prefix), [IGNORE] * len(prefix), [-1] * len(prefix)
     for k, (inp, tr, out) in enumerate(bodies[u0:u1]):
         ids += inp + [p.id("pad")] * e + tr + out
         slots += [-1] * len(inp) + [k * e + j for j in range(e)] + [-1] * (len(tr) + len(out))
         # the label at position i is the token at i + 1: outputs are predicted from the token before them
-        labels += [IGNORE] * (len(inp) + e + len(tr) - 1) + out + [IGNORE]
+        unheard = 0 <= units[u0 + k].heard_from < u0
+        targets = out[:1] + [IGNORE] * (len(out) - 1) if unheard else out
+        labels += [IGNORE] * (len(inp) + e + len(tr) - 1) + targets + [IGNORE]
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
     positions = window_positions(len(prefix), len(ids), offset)
     frames = None

@@ -1,0 +1,41 @@
+"""Training windows: a reply whose question lies before the window is not a target (it would teach guessing)."""
+
+import random
+
+import numpy as np
+
+from ticktock.protocol import Decision
+from ticktock.scenarios.script import UnitTarget, Utterance
+from ticktock.train.examples import IGNORE, UnitSpec, build_example, heard_from_units
+
+
+def test_a_reply_depends_on_every_part_of_its_turn_and_recall_on_the_whole_session():
+    utts = [Utterance("user", "what is", 1.2, 1.8, role="part"), Utterance("user", "the time", 3.1, 3.6),
+            Utterance("user", "mm", 6.2, 6.4, role="backchannel"), Utterance("user", "first item", 9.0, 9.5)]
+    units = [UnitTarget(i) for i in range(12)]
+    for i in (4, 5, 6, 7):
+        units[i].decision = "speak"
+    units[8].decision = "tool"  # a tool call right after the reply: no new user speech, same turn
+    units[10] = UnitTarget(10, "speak", "two", tags=["recall"])
+    heard = heard_from_units(units, utts)
+    assert heard[:4] == [-1] * 4 and heard[9] == -1 and heard[11] == -1
+    assert heard[4:9] == [1] * 5  # from the first part of the paused request, through the backchannel
+    assert heard[10] == 0
+
+
+def test_windows_after_the_question_keep_the_decision_but_not_the_content(protocol):
+    units = [UnitSpec(Decision.LISTEN), UnitSpec(Decision.LISTEN),
+             UnitSpec(Decision.SPEAK, "at noon", heard_from=0), UnitSpec(Decision.SPEAK, "today", True, heard_from=0)]
+    audio = np.zeros(4 * 16000, dtype=np.float32)
+    speak = protocol.id("speak")
+    seen = set()
+    for seed in range(60):
+        ex = build_example(protocol, "sys", units, audio, random.Random(seed), max_len=400)
+        u0 = len(units) - ex.n_units
+        targets = [int(t) for t in ex.labels if t != IGNORE]
+        n_decisions = targets.count(speak)
+        content = [t for t in targets if t not in (speak, protocol.id("listen"))]
+        assert n_decisions == min(2, ex.n_units)
+        assert bool(content) == (u0 == 0), (u0, targets)
+        seen.add(u0 == 0)
+    assert seen == {True, False}
