@@ -58,8 +58,13 @@ def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray,
         want = normalize(" ".join(u["content"] for u in entry["units"] if u["decision"] == "speak"))
         out.answer_ok = spoken == want
     if entry.get("tool_call"):
-        calls = [r.tool_call for r in results if r.decision == "tool"]
-        out.tool_ok = bool(calls) and calls[0].replace(" ", "") == entry["tool_call"].replace(" ", "")
+        # every call of the session, in order: a session may hold an earlier request's call before the scored one
+        def squeeze(calls: list[str]) -> list[str]:
+            return [c.replace(" ", "") for c in calls]
+
+        want = squeeze([u["content"] for u in entry["units"] if u["decision"] == "tool"])
+        got = squeeze([r.tool_call for r in results if r.decision == "tool"])
+        out.tool_ok = bool(got) and got == want
     return out
 
 
