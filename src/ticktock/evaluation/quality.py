@@ -59,11 +59,8 @@ def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray,
         out.answer_ok = spoken == want
     if entry.get("tool_call"):
         # every call of the session, in order: a session may hold an earlier request's call before the scored one
-        def squeeze(calls: list[str]) -> list[str]:
-            return [c.replace(" ", "") for c in calls]
-
-        want = squeeze([u["content"] for u in entry["units"] if u["decision"] == "tool"])
-        got = squeeze([r.tool_call for r in results if r.decision == "tool"])
+        want = [u["content"].replace(" ", "") for u in entry["units"] if u["decision"] == "tool"]
+        got = [r.tool_call.replace(" ", "") for r in results if r.decision == "tool"]
         out.tool_ok = bool(got) and got == want
     return out
 
