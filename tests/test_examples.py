@@ -39,3 +39,24 @@ def test_windows_after_the_question_keep_the_decision_but_not_the_content(protoc
         assert bool(content) == (u0 == 0), (u0, targets)
         seen.add(u0 == 0)
     assert seen == {True, False}
+
+
+def test_family_weights_steer_the_training_stream():
+    import random
+    from collections import Counter
+
+    import pytest
+
+    from ticktock.scenarios.suites import SUITES
+    from ticktock.train.base import parse_family_weights, train_session_index
+
+    families = SUITES["train"].families
+    weights = parse_family_weights("tool_call=3, backchannel=0")
+    rng = random.Random(0)
+    counts = Counter(families[train_session_index(rng, weights) % len(families)] for _ in range(4000))
+    assert counts["backchannel"] == 0
+    assert 2.3 < counts["tool_call"] / counts["short_qa"] < 3.8
+    assert parse_family_weights("") is None
+    for bad in ("nope=2", "tool_call=x", "tool_call=-1", "tool_call"):
+        with pytest.raises(ValueError):
+            parse_family_weights(bad)

@@ -26,6 +26,8 @@ def add_parser(sub) -> None:
                    help="start the decoder (and tokenizer) from this model directory, with a fresh audio encoder")
     b.add_argument("--word-weight", type=float, default=0.5,
                    help="weight of the encoder's frame-level word objective (0: off)")
+    b.add_argument("--family-weights", default=None, metavar="NAME=W,...",
+                   help="over-sample task families, e.g. short_qa=2,tool_call=2 (others weigh 1)")
     b.set_defaults(func=run_base)
 
     s = tsub.add_parser("side-channel", help="LoRA-adapt a base model to write a transcription side channel")
@@ -46,14 +48,14 @@ def add_parser(sub) -> None:
 
 
 def run_base(args: argparse.Namespace) -> int:
-    from ..train.base import train_base
+    from ..train.base import parse_family_weights, train_base
     from ..train.trainer import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, time_budget_s=args.time_budget,
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
     train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
                transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
-               word_weight=args.word_weight)
+               word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights))
     return 0
 
 

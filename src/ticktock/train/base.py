@@ -36,6 +36,7 @@ class ExampleFactory:
     transcribe_share: float = 0.3
     max_len: int = 512
     inner_per_chunk: int = 0  # > 0: also frame-level word classes for the encoder objective
+    family_weights: dict[str, float] | None = None  # None: every task family equally often
 
     def __call__(self, seed: int) -> Example:
         from ..scenarios.espeak import EspeakRenderer
@@ -43,7 +44,7 @@ class ExampleFactory:
 
         rng = random.Random(seed)
         renderer = _WORKER.setdefault("renderer", EspeakRenderer())
-        script = script_at("train", rng.randrange(1 << 30), seed=0)
+        script = script_at("train", train_session_index(rng, self.family_weights), seed=0)
         r = render_script(script, "train", renderer, seed=seed)
         n = r.script.n_units
         if rng.random() < self.transcribe_share:
@@ -55,6 +56,39 @@ class ExampleFactory:
                      for u, h in zip(r.script.units, heard)]
         return build_example(self.protocol, system, units, r.audio, rng, self.max_len,
                              words=r.words, inner_per_chunk=self.inner_per_chunk)
+
+
+def train_session_index(rng: random.Random, family_weights: dict[str, float] | None = None) -> int:
+    """A random index into the endless training suite, whose family is drawn with `family_weights`
+    (families not named weigh 1). The suite assigns families round-robin by index."""
+    from ..scenarios.suites import SUITES
+
+    families = SUITES["train"].families
+    weights = [(family_weights or {}).get(f, 1.0) for f in families]
+    return rng.randrange(1 << 26) * len(families) + rng.choices(range(len(families)), weights)[0]
+
+
+def parse_family_weights(text: str | None) -> dict[str, float] | None:
+    """'short_qa=2,tool_call=2' -> {'short_qa': 2.0, 'tool_call': 2.0}; None or '' -> None (uniform)."""
+    from ..scenarios.suites import SUITES
+
+    if not text:
+        return None
+    families = SUITES["train"].families
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        name, _, value = (part.strip() for part in item.partition("="))
+        if name not in families:
+            raise ValueError(f"unknown task family {name!r} in --family-weights; known: {', '.join(families)}")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            out[name] = -1.0
+        if out[name] < 0:
+            raise ValueError(f"bad family weight {item!r}: expected {name}=W with W >= 0")
+    if not any(out.get(f, 1.0) > 0 for f in families):
+        raise ValueError("--family-weights leaves no family to draw")
+    return out
 
 
 def build_tokenizer(vocab_size: int = 4096):
@@ -108,13 +142,16 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
 
 def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
                device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3,
-               init_decoder: Path | None = None, word_weight: float = 0.5) -> list[dict]:
-    """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective."""
+               init_decoder: Path | None = None, word_weight: float = 0.5,
+               family_weights: dict[str, float] | None = None) -> list[dict]:
+    """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective;
+    `family_weights` over-samples task families (see `train_session_index`)."""
     model, tok = initial_model(preset_name, cfg.seed, init, init_decoder)
     proto = DuplexProtocol(tok)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size}), flush=True)
     inner = model.audio.inner_per_chunk if word_weight > 0 else 0
-    factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner)
+    factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner,
+                             family_weights=family_weights)
     head = WordFrameHead(model.cfg.audio.width, n_classes()) if inner else None
     loss_fn = param_groups = None
     if head is not None:
@@ -133,4 +170,4 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
     return log
 
 
-__all__ = ["ExampleFactory", "build_tokenizer", "train_base", "plot_losses", "load_tokenizer"]
+__all__ = ["ExampleFactory", "train_session_index", "parse_family_weights", "build_tokenizer", "train_base", "plot_losses", "load_tokenizer"]
