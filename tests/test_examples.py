@@ -60,3 +60,15 @@ def test_family_weights_steer_the_training_stream():
     for bad in ("nope=2", "tool_call=x", "tool_call=-1", "tool_call"):
         with pytest.raises(ValueError):
             parse_family_weights(bad)
+
+
+def test_recent_index_spreads_over_a_small_buffer():
+    """Early in training the buffer is far smaller than the preferred age: draws must spread over it, not pile up
+    on its oldest example; in a large buffer recent examples are preferred."""
+    from ticktock.train.trainer import recent_index
+
+    rng = random.Random(0)
+    small = [recent_index(rng, 16) for _ in range(1600)]
+    assert set(small) == set(range(16)) and max(small.count(i) for i in range(16)) < 200
+    big = [recent_index(rng, 40000) for _ in range(4000)]
+    assert sum(i >= 40000 - 8000 for i in big) > 0.8 * len(big)

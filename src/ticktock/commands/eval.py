@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     summary.update({"suite": args.suite, "model": (rt_side or rt).name})
     if rt_side is not None:
         summary.update(side_channel=side, **behaviour_vs_base(base, outcomes))
+    from rich.markup import escape
+
     table = Table(title=f"ticktock eval · {args.suite} · {rt.name}")
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(v, (dict, list)):
             table.add_row(k, str(v))
     for f, v in summary["decision_acc_by_family"].items():
-        table.add_row(f"decision_acc[{f}]", str(v))
+        table.add_row(escape(f"decision_acc[{f}]"), str(v))  # unescaped, rich reads [family] as markup
     console.print(table)
     if args.json:
         print(json.dumps(summary))

@@ -44,6 +44,11 @@ def add_parser(sub) -> None:
     s.add_argument("--device", default="cuda")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--max-len", type=int, default=512, help="tokens per training window (student sequence)")
+    s.add_argument("--memory-share", type=float, default=0.0,
+                   help="share of memory examples: the context as a2t eviction leaves it (old units as text only)")
+    s.add_argument("--family-weights", default=None,
+                   help="over-sample task families, e.g. dictation_recall=3,pause_handling=2 (others weigh 1)")
+    s.add_argument("--init-adapter", default=None, help="continue from this adapter folder (default: a fresh one)")
     s.set_defaults(func=run_side_channel)
 
 
@@ -65,6 +70,12 @@ def run_side_channel(args: argparse.Namespace) -> int:
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=100, time_budget_s=args.time_budget,
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
-    sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill)
-    train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device)
+    from ..train.base import parse_family_weights
+
+    if not 0.0 <= args.memory_share <= 1.0:
+        raise SystemExit(f"--memory-share must be within [0, 1], got {args.memory_share}")
+    sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill, memory_share=args.memory_share,
+                           family_weights=parse_family_weights(args.family_weights))
+    train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
+                       init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

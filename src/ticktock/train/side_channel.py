@@ -18,6 +18,11 @@ and the base weights stay frozen. Loss per batch, unit weights as in the paper:
 
 ``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
 fp16), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
+
+``mem`` — with ``--memory-share`` > 0, that share of the examples are memory examples
+(`memory_data`: the context as `a2t` eviction leaves it); their retained units' native
+outputs are learnt by cross-entropy, since the base has no evicted cache to distil from.
+``--init-adapter`` continues from a saved adapter instead of a fresh one.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -47,6 +53,8 @@ class SideChannelConfig:
     rank: int = 16
     alpha: int = 32
     row_lr_scale: float = 10.0  # the two new rows start untrained: they move faster than the adapters
+    memory_share: float = 0.0  # share of memory examples (an evicted cache, `memory_data`)
+    family_weights: dict[str, float] | None = None  # over-sampled task families (None: all equally)
 
 
 # ------------------------------------------------------------------ parameters
@@ -73,6 +81,21 @@ def train_rows(model: DuplexLM, ids: list[int], seed: int = 0) -> torch.nn.Param
     keep[ids] = 1.0
     weight.register_hook(lambda g: g * keep.to(g.device, g.dtype))
     return weight
+
+
+def load_adapter_weights(peft_model, rows: torch.nn.Parameter, adapter: Path) -> None:
+    """Start from a saved adapter (`train_side_channel`'s adapter/ folder): LoRA weights and the two rows."""
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    state = {k: v.float() for k, v in load_file(str(adapter / "adapter_model.safetensors")).items()}
+    result = set_peft_model_state_dict(peft_model, state)
+    missing = [k for k in getattr(result, "missing_keys", []) if "lora_" in k]
+    if missing:
+        raise ValueError(f"adapter {adapter} lacks {len(missing)} LoRA weights of this model, e.g. {missing[0]}")
+    saved = load_file(str(adapter / "asr_rows.safetensors"))
+    with torch.no_grad():
+        rows[saved["ids"].to(rows.device)] = saved["weight"].to(rows.device, rows.dtype)
 
 
 def param_groups(peft_model, rows: torch.nn.Parameter, row_lr_scale: float) -> Callable[[DuplexLM, TrainConfig], list[dict]]:
@@ -107,6 +130,8 @@ def collate_side_channel(batch: list[SideChannelExample], pad_id: int, device) -
         "t_ids": pad([e.teacher_ids for e in batch], pad_id), "t_labels": pad([e.teacher_labels for e in batch], IGNORE),
         "t_pos": pad([e.teacher_positions for e in batch], 0, True), "t_slot": pad([e.teacher_slot for e in batch], -1),
         "audio": audio,
+        "mem_labels": pad([e.memory_labels if e.memory_labels is not None else np.full(len(e.ids), IGNORE)
+                           for e in batch], IGNORE),
     }
     out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
     out["audio"] = out["audio"].float()
@@ -159,9 +184,16 @@ class SideChannelLoss:
             if omask.any():
                 stats["open_acc"] = ((logp_open.exp() > 0.5).float() == y).float().mean()
         loss = ce
+        mmask = b["mem_labels"] != IGNORE
+        if mmask.any():  # memory examples: the retained units' outputs over an evicted context
+            m_logits = model.lm.logits(h[mmask])
+            mem = F.cross_entropy(m_logits, b["mem_labels"][mmask])
+            loss = loss + mem
+            stats["mem"] = mem.detach()
+            stats["mem_acc"] = (m_logits.argmax(-1) == b["mem_labels"][mmask]).float().mean().detach()
         if self.distill:
             kd, dec, turn = self._distill(model, b, h, emb)
-            loss = ce + kd + dec + turn
+            loss = loss + kd + dec + turn
             stats.update(kd=kd.detach(), dec=dec.detach(), turn=turn.detach())
         stats["loss"] = loss.detach()
         return loss, stats
@@ -169,6 +201,9 @@ class SideChannelLoss:
     def _distill(self, model, b, h, emb) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         p = self.p
         nmask, tnmask = b["labels"] != IGNORE, b["t_labels"] != IGNORE
+        if not tnmask.any():  # a batch of memory examples only: nothing to distil
+            zero = h.sum() * 0.0
+            return zero, zero, zero
         with torch.no_grad(), self.peft.disable_adapter():
             ht = model.lm(embed_inputs(model, b["t_ids"], b["t_slot"], emb), b["t_pos"])
             zt = model.lm.logits(ht[tnmask])  # (N, V)
@@ -197,14 +232,15 @@ def plot_side_channel(log: list[dict], path: Path) -> None:
 
     rows = [r for r in log if "loss" in r]
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.5))
-    for key in ("loss", "ce", "kd", "dec", "turn"):
+    for key in ("loss", "ce", "kd", "dec", "turn", "mem"):
         if any(key in r for r in rows):
-            ax[0].plot([r["step"] for r in rows], [r.get(key) for r in rows], label=key)
+            ax[0].plot([r["step"] for r in rows], [r.get(key, np.nan) for r in rows], label=key)
     ax[0].set(xlabel="step", ylabel="loss", yscale="log", title="side-channel training")
     ax[0].legend()
-    for key in ("asr_acc", "open_acc"):
-        ax[1].plot([r["step"] for r in rows], [r.get(key) for r in rows], label=key)
-    ax[1].set(xlabel="step", ylabel="accuracy", title="transcript tokens / open decisions")
+    for key in ("asr_acc", "open_acc", "mem_acc"):
+        if any(key in r for r in rows):
+            ax[1].plot([r["step"] for r in rows], [r.get(key, np.nan) for r in rows], label=key)
+    ax[1].set(xlabel="step", ylabel="accuracy", title="transcript tokens / open decisions / memory outputs")
     ax[1].legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -213,8 +249,9 @@ def plot_side_channel(log: list[dict], path: Path) -> None:
 
 def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init: Path | None = None,
                        device: str = "cuda", make_example: Callable[[int], SideChannelExample] | None = None,
-                       model: DuplexLM | None = None, tokenizer=None) -> list[dict]:
-    """Adapt the base model (`init`, default the shipped one; or `model` + `tokenizer`) and save it to `out`."""
+                       model: DuplexLM | None = None, tokenizer=None, init_adapter: Path | None = None) -> list[dict]:
+    """Adapt the base model (`init`, default the shipped one; or `model` + `tokenizer`) and save it to `out`;
+    `init_adapter` continues from a saved adapter."""
     from safetensors.torch import save_file
 
     t0 = time.time()
@@ -226,10 +263,14 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     peft_model = attach_lora(model, sc.rank, sc.alpha)
     asr_ids = [proto.id("asr_start"), proto.id("asr_end")]
     rows = train_rows(model, asr_ids, cfg.seed)
+    if init_adapter is not None:
+        load_adapter_weights(peft_model, rows, Path(init_adapter))
     n_lora = sum(prm.numel() for n, prm in peft_model.named_parameters() if "lora_" in n)
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement,
-                      "distill": sc.distill}), flush=True)
-    make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len)
+                      "distill": sc.distill, "memory_share": sc.memory_share,
+                      "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
+    make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
+                                                      sc.family_weights)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill)
     pad = proto.id("pad")
 

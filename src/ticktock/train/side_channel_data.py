@@ -39,6 +39,7 @@ class SideChannelExample:
     teacher_slot: np.ndarray  # (T',)
     audio: np.ndarray  # ((U+1)*chunk + 240,) float16, shared by both sequences
     n_units: int
+    memory_labels: np.ndarray | None = None  # (T,) native targets learnt by cross-entropy (memory examples)
 
 
 def unit_tokens(protocol: DuplexProtocol, unit: UnitSpec, words: str, placement: str | None) -> tuple[list[int], list[int], int]:
@@ -97,14 +98,6 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
         t_roles += [INPUT] * len(head) + [NATIVE] * len(native)
         t_slots += head_slots + [-1] * len(native)
 
-    def next_labels(seq: list[int], rls: list[int], role: int, skip: int | None = None) -> np.ndarray:
-        """labels[i] = seq[i + 1] where that token has `role` (the prediction made at i)."""
-        lab = np.full(len(seq), IGNORE, dtype=np.int64)
-        for i in range(len(seq) - 1):
-            if rls[i + 1] == role and seq[i + 1] != skip:
-                lab[i] = seq[i + 1]
-        return lab
-
     labels = next_labels(ids, roles, NATIVE)
     t_labels = next_labels(t_ids, t_roles, NATIVE)
     assert (labels != IGNORE).sum() == (t_labels != IGNORE).sum(), "student and teacher must share native events"
@@ -113,6 +106,15 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
         np.array(ids), labels, asr_labels, np.array(opens), np.array(window_positions(len(prefix), len(ids), offset)),
         np.array(slots), np.array(t_ids), t_labels, np.array(window_positions(len(prefix), len(t_ids), offset)),
         np.array(t_slots), window_audio(audio, u0, u1, chunk), u1 - u0)
+
+
+def next_labels(seq: list[int], roles: list[int], role: int, skip: int | None = None) -> np.ndarray:
+    """labels[i] = seq[i + 1] where that token has `role` (the prediction made at i)."""
+    lab = np.full(len(seq), IGNORE, dtype=np.int64)
+    for i in range(len(seq) - 1):
+        if roles[i + 1] == role and seq[i + 1] != skip:
+            lab[i] = seq[i + 1]
+    return lab
 
 
 def pick_placement(choice: str, rng: random.Random) -> str:
@@ -124,22 +126,30 @@ def pick_placement(choice: str, rng: random.Random) -> str:
 
 @dataclass
 class SideChannelFactory:
-    """Fork-safe callable: seed -> one `SideChannelExample` from a freshly rendered training session."""
+    """Fork-safe callable: seed -> one `SideChannelExample` from a freshly rendered training session.
+
+    `memory_share` of the examples are memory examples (`memory_data`); `family_weights`
+    over-samples task families as in `ticktock train base`.
+    """
 
     protocol: DuplexProtocol
     placement: str = "after_decision"
     max_len: int = 512
+    memory_share: float = 0.0
+    family_weights: dict[str, float] | None = None
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
         from ..scenarios.suites import render_script, script_at
-        from .base import _WORKER
+        from .base import _WORKER, train_session_index
+        from .memory_data import build_memory_example
 
         rng = random.Random(seed)
         renderer = _WORKER.setdefault("renderer", EspeakRenderer())
-        script = script_at("train", rng.randrange(1 << 30), seed=0)  # the training voice split only
+        script = script_at("train", train_session_index(rng, self.family_weights), seed=0)  # training voices only
         r = render_script(script, "train", renderer, seed=seed)
         units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
         words = word_units(r.words, r.script.n_units, self.protocol.chunk_seconds)
-        return build_side_channel_example(self.protocol, r.script.system, units, words, r.audio, rng,
-                                          pick_placement(self.placement, rng), self.max_len)
+        build = build_memory_example if rng.random() < self.memory_share else build_side_channel_example
+        return build(self.protocol, r.script.system, units, words, r.audio, rng, pick_placement(self.placement, rng),
+                     self.max_len)

@@ -134,6 +134,15 @@ def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None
 
 
 @torch.enable_grad()  # whatever the caller's grad mode (a command or test may have turned it off)
+def recent_index(rng: random.Random, n: int, mean_age: float = 4000.0) -> int:
+    """An index into a buffer of `n` examples, oldest first: recent ones are preferred (fresh renderings fight
+    memorisation), ages drawn from an exponential with mean `mean_age`. An age past the buffer's start falls
+    anywhere in it; clipping it to the oldest example instead would fill the early, small buffer's batches with
+    copies of that one example."""
+    age = int(rng.expovariate(1 / mean_age))
+    return n - 1 - (age if age < n else rng.randrange(n))
+
+
 def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, cfg: TrainConfig,
           out_dir: Path, device: str = "cuda", on_checkpoint: Callable[[DuplexLM], None] | None = None,
           eval_fn: Callable[[DuplexLM], dict] | None = None,
@@ -191,8 +200,7 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
                         raise RuntimeError(f"example workers keep failing: {item}")
                     continue
                 buf.append(item)
-            # recent examples are preferred: fresh renderings fight memorisation
-            batch = [buf[len(buf) - 1 - min(int(rng.expovariate(1 / 4000)), len(buf) - 1)] for _ in range(cfg.batch)]
+            batch = [buf[recent_index(rng, len(buf))] for _ in range(cfg.batch)]
             b = collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
             # cosine over whichever runs out first: steps or the wall-clock budget
             frac = min(1.0, max(step / cfg.steps, (time.time() - t_start) / cfg.time_budget_s))

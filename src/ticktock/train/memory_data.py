@@ -1,0 +1,113 @@
+"""Memory examples: a session's context as the `a2t` eviction policy leaves it (DESIGN §4).
+
+The student sees the prefix, then every unit from the session's start. Units outside the
+last `retention_units` keep only what `AcousticToText` keeps — transcript words, replies,
+tool calls and tool results — at their original logical positions (nothing is re-encoded
+after an eviction, so nothing is renumbered here); the retained units are whole, audio
+included. Only the retained units are supervised: their native outputs by cross-entropy
+(`memory_labels`), their transcript tokens and open decisions as usual. Everything older
+is readable only as text, which is what answering a recall question over an evicted
+cache takes. There is no teacher sequence: the base model never saw an evicted cache,
+so it has nothing to distil here.
+
+Short training sessions put a dictation a few hundred positions before its recall
+question; in a long session thousands of evicted positions lie between them. Half the
+examples therefore widen the evicted stretch: each evicted unit is followed by a random
+gap of up to `max_gap` positions (as if more units had come and gone there).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ..cache.policies.acoustic_to_text import ACOUSTIC_KINDS, AcousticToText
+from ..protocol import DuplexProtocol
+from .examples import IGNORE, UnitSpec, window_audio
+from .side_channel_data import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_tokens
+
+RETENTION_UNITS = AcousticToText.retention_units  # the policy's default window (5 units)
+
+
+def kept_after_eviction(protocol: DuplexProtocol, tokens: list[int]) -> list[bool]:
+    """Per output token of an evicted unit (decision, content, terminator, segment): does `a2t` keep it?"""
+    return [protocol.output_kind(t) not in ACOUSTIC_KINDS for t in tokens]
+
+
+def memory_end(full: list[int], compact: list[int], prefix_len: int, retention: int, max_len: int,
+               reply_ends: list[int], rng: random.Random) -> int:
+    """The window's end u1 (exclusive): the retained units [u1 - retention, u1) whole, the rest compacted,
+    all within `max_len`. Half the time the end of a reply, so whole answers are learnt; else anywhere."""
+    def size(u1: int) -> int:
+        r0 = max(0, u1 - retention)
+        return prefix_len + sum(compact[:r0]) + sum(full[r0:u1])
+
+    fits = [u1 for u1 in range(1, len(full) + 1) if size(u1) <= max_len]
+    if not fits:
+        raise ValueError(f"no unit of the session fits max_len={max_len}")
+    ends = [u for u in reply_ends if u in fits]
+    return rng.choice(ends) if ends and rng.random() < 0.5 else rng.choice(fits)
+
+
+def build_memory_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], words: list[str],
+                         audio: np.ndarray, rng: random.Random, placement: str, max_len: int = 512,
+                         max_offset: int = 3000, retention_units: int = RETENTION_UNITS,
+                         max_gap: int = 200) -> SideChannelExample:
+    """The session from its start to a random unit as `a2t` leaves the cache (see the module docstring).
+
+    words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz.
+    """
+    p, e = protocol, protocol.audio_per_chunk
+    assert len(words) == len(units), f"words: expected one entry per unit ({len(units)}), got {len(words)}"
+    chunk = int(round(p.chunk_seconds * 16000))
+    prefix = p.prefix_ids(system)
+    bodies = []
+    for u, w in zip(units, words):
+        tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
+        out, roles, at = unit_tokens(p, u, w, placement)
+        bodies.append((tr, out, roles, at))
+    full = [1 + e + len(tr) + len(out) for tr, out, _, _ in bodies]
+    compact = [len(tr) + sum(kept_after_eviction(p, out)) for tr, out, _, _ in bodies]
+    reply_ends = [k + 1 for k, u in enumerate(units)
+                  if u.content and (k + 1 == len(units) or not units[k + 1].content)]
+    u1 = memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends, rng)
+    r0 = max(0, u1 - retention_units)
+    offset = 0 if rng.random() < 0.5 else rng.randrange(max_offset)
+    spread = max_gap > 0 and rng.random() < 0.5
+
+    ids, roles, slots, opens, pos = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix), \
+        list(range(len(prefix)))
+    nxt = len(prefix) + offset  # the logical position of the next token of the uncompacted session
+    for k, (tr, out, rl, at) in enumerate(bodies[:u1]):
+        head = [p.id("unit")] + [p.id("pad")] * e + tr
+        if k < r0:  # evicted: the tool result and the kept outputs stay where they were
+            keep_head = [False] * (1 + e) + [True] * len(tr)
+            for t, keep, i in zip(head + out, keep_head + kept_after_eviction(p, out), range(nxt, nxt + len(head) + len(out))):
+                if keep:
+                    ids.append(t)
+                    roles.append(INPUT)
+                    slots.append(-1)
+                    opens.append(-1)
+                    pos.append(i)
+        else:
+            opened = at >= 0 and at + 1 < len(rl) and rl[at + 1] == SEGMENT
+            ids += head + out
+            roles += [INPUT] * len(head) + rl
+            slots += [-1] + [(k - r0) * e + j for j in range(e)] + [-1] * (len(head) - 1 - e + len(out))
+            opens += [-1] * len(head) + [int(opened) if i == at else -1 for i in range(len(out))]
+            pos += range(nxt, nxt + len(head) + len(out))
+        nxt += len(head) + len(out)
+        if spread and k < r0:
+            nxt += rng.randrange(max_gap)
+
+    n = len(ids)
+    return SideChannelExample(
+        np.array(ids), np.full(n, IGNORE, dtype=np.int64), next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
+        np.array(opens), np.array(pos), np.array(slots),
+        np.array(prefix), np.full(len(prefix), IGNORE, dtype=np.int64), np.arange(len(prefix)),
+        np.full(len(prefix), -1), window_audio(audio, r0, u1, chunk), u1 - r0,
+        memory_labels=next_labels(ids, roles, NATIVE))
+
+
+__all__ = ["RETENTION_UNITS", "build_memory_example", "kept_after_eviction", "memory_end"]

@@ -1,0 +1,125 @@
+"""Memory examples (the context as `a2t` eviction leaves it) and continuing from a saved adapter."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from ticktock.cache.policies.acoustic_to_text import ACOUSTIC_KINDS
+from ticktock.protocol import Decision
+from ticktock.train.examples import IGNORE, UnitSpec
+from ticktock.train.memory_data import RETENTION_UNITS, build_memory_example
+from ticktock.train.side_channel_data import NATIVE, unit_tokens
+
+from conftest import random_model
+
+L, S, T = Decision.LISTEN, Decision.SPEAK, Decision.TOOL
+UNITS = [UnitSpec(L), UnitSpec(L), UnitSpec(S, "sure, here you go"), UnitSpec(L), UnitSpec(L),
+         UnitSpec(T, 'find_flights(origin="TYO")', tool_result="flight JL123"), UnitSpec(S, "okay", turn_end=True),
+         UnitSpec(L), UnitSpec(L), UnitSpec(S, "the capital of france is paris"), UnitSpec(S, "okay", turn_end=True),
+         UnitSpec(L)]
+WORDS = ["", "what is", "the capital of france", "", "book a flight", "", "", "okay", "one two three", "", "", "uh-huh"]
+
+
+def full_layout(p, placement: str, u1: int):
+    """The uncompacted session up to unit u1: (tokens, kept-by-a2t flags, native flags, unit of each token)."""
+    toks, kept, native, unit = [], [], [], []
+    for k, (u, w) in enumerate(zip(UNITS[:u1], WORDS[:u1])):
+        tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
+        out, roles, _ = unit_tokens(p, u, w, placement)
+        toks += [p.id("unit")] + [p.id("pad")] * p.audio_per_chunk + tr + out
+        kept += [False] * (1 + p.audio_per_chunk) + [True] * len(tr) + [p.output_kind(t) not in ACOUSTIC_KINDS for t in out]
+        native += [False] * (1 + p.audio_per_chunk + len(tr)) + [r == NATIVE for r in roles]
+        unit += [k] * (1 + p.audio_per_chunk + len(tr) + len(out))
+    return toks, kept, native, unit
+
+
+@pytest.mark.parametrize("placement", ["after_decision", "after_content"])
+def test_memory_example_is_the_a2t_cache(protocol, placement):
+    """Old units keep exactly a2t's kinds at their original positions; the last five are whole and alone supervised."""
+    p = protocol
+    audio = np.random.default_rng(0).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+    prefix = p.prefix_ids("hello")
+    seen_evicted = False
+    for seed in range(12):
+        ex = build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), placement, max_len=400,
+                                  max_gap=0)
+        ids, pos = ex.ids.tolist(), ex.positions.tolist()
+        assert ids[: len(prefix)] == prefix and pos[: len(prefix)] == list(range(len(prefix)))
+        assert all(b > a for a, b in zip(pos, pos[1:])), "logical positions must strictly increase"
+        matches = []
+        for u1 in range(1, len(UNITS) + 1):
+            toks, kept, native, unit = full_layout(p, placement, u1)
+            r0 = max(0, u1 - RETENTION_UNITS)
+            idx = [i for i, k in enumerate(kept) if unit[i] >= r0 or k]
+            if [toks[i] for i in idx] != ids[len(prefix):]:
+                continue
+            base = pos[len(prefix)] - idx[0]
+            assert pos[len(prefix):] == [base + i for i in idx], "survivors keep their uncompacted positions"
+            assert ex.n_units == u1 - r0 and (ex.audio_slot >= 0).sum() == ex.n_units * p.audio_per_chunk
+            # supervision: the retained units' native outputs only, none on what was evicted
+            want = [toks[i + 1] if i + 1 < len(toks) and native[i + 1] and unit[i + 1] >= r0 else IGNORE for i in idx]
+            assert ex.memory_labels[len(prefix):].tolist() == want
+            evicted = [j for j, i in enumerate(idx) if unit[i] < r0]
+            assert all(ex.asr_labels[len(prefix) + j] == IGNORE and ex.open_target[len(prefix) + j] == -1 for j in evicted)
+            seen_evicted |= r0 > 0
+            matches.append(u1)
+        assert len(matches) == 1, f"seed {seed}: the example is no single a2t cache ({matches})"
+        assert (ex.labels == IGNORE).all() and (ex.teacher_labels == IGNORE).all()  # nothing to distil
+    assert seen_evicted, "no example evicted anything"
+
+
+def test_memory_example_gaps_widen_only_the_evicted_stretch(protocol):
+    """With gaps, the tokens are the same, positions still strictly increase, the retained units stay contiguous,
+    and some examples span more positions than without gaps."""
+    p = protocol
+    audio = np.zeros(16000 * len(UNITS), dtype=np.float32)
+    wider = 0
+    for seed in range(16):
+        plain = build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content", max_gap=0)
+        ex = build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content", max_gap=300)
+        assert ex.ids.tolist() == plain.ids.tolist()  # the same tokens, only positions move
+        pos = ex.positions
+        assert (np.diff(pos) > 0).all()
+        retained = int(np.flatnonzero(ex.ids == p.id("unit"))[0])
+        assert (np.diff(pos[retained:]) == 1).all(), "retained units are whole and contiguous"
+        wider += int(pos[-1] > plain.positions[-1])
+    assert wider > 0, "no example widened its evicted stretch"
+
+
+def test_memory_examples_train_and_adapter_resumes(protocol, tmp_path):
+    """Memory examples alone train (their loss falls, no distillation term to break), and `--init-adapter` restores
+    exactly the saved adapter: its merged model equals the adapter merged by `merge_side_channel`."""
+    pytest.importorskip("peft")
+    from ticktock.model.adapter import merge_side_channel
+    from ticktock.train.side_channel import (SideChannelConfig, attach_lora, load_adapter_weights, train_rows,
+                                             train_side_channel)
+    from ticktock.train.trainer import TrainConfig
+
+    p = protocol
+    base = random_model(7, p.vocab_size, std=0.1)
+    audio = np.random.default_rng(2).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+
+    def make(seed: int):
+        return build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content", max_len=400)
+
+    cfg = TrainConfig(steps=80, batch=4, lr=1e-2, warmup=1, workers=1, log_every=1, max_len=400)
+    log = train_side_channel(tmp_path / "run", cfg, SideChannelConfig(placement="after_content"), device="cpu",
+                             make_example=make, model=copy.deepcopy(base), tokenizer=p.tokenizer)
+    mem = [r["mem"] for r in log if "mem" in r]
+    assert len(mem) >= 75 and all(np.isfinite(mem)), mem
+    assert np.mean(mem[-5:]) < 0.6 * np.mean(mem[:5]), f"memory loss did not fall: {mem}"
+
+    adapter = tmp_path / "run" / "adapter"
+    want = merge_side_channel(copy.deepcopy(base), adapter)
+    resumed = copy.deepcopy(base)
+    peft_model = attach_lora(resumed)
+    rows = train_rows(resumed, [p.id("asr_start"), p.id("asr_end")], seed=5)
+    load_adapter_weights(peft_model, rows, adapter)
+    peft_model.merge_and_unload()
+    for (name, a), (_, b) in zip(want.lm.named_parameters(), resumed.lm.named_parameters()):
+        assert torch.allclose(a, b, atol=1e-5), name
