@@ -25,7 +25,7 @@ import numpy as np
 from ..cache.policies.acoustic_to_text import ACOUSTIC_KINDS, AcousticToText
 from ..protocol import DuplexProtocol
 from .examples import IGNORE, UnitSpec, window_audio
-from .side_channel_data import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_tokens
+from .side_channel_data import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_bodies
 
 RETENTION_UNITS = AcousticToText.retention_units  # the policy's default window (5 units)
 
@@ -59,14 +59,9 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz.
     """
     p, e = protocol, protocol.audio_per_chunk
-    assert len(words) == len(units), f"words: expected one entry per unit ({len(units)}), got {len(words)}"
     chunk = int(round(p.chunk_seconds * 16000))
     prefix = p.prefix_ids(system)
-    bodies = []
-    for u, w in zip(units, words):
-        tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
-        out, roles, at = unit_tokens(p, u, w, placement)
-        bodies.append((tr, out, roles, at))
+    bodies = unit_bodies(p, units, words, placement)
     full = [1 + e + len(tr) + len(out) for tr, out, _, _ in bodies]
     compact = [len(tr) + sum(kept_after_eviction(p, out)) for tr, out, _, _ in bodies]
     reply_ends = [k + 1 for k, u in enumerate(units)

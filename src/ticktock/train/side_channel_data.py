@@ -60,6 +60,17 @@ def unit_tokens(protocol: DuplexProtocol, unit: UnitSpec, words: str, placement:
     return out, roles, at
 
 
+def unit_bodies(protocol: DuplexProtocol, units: list[UnitSpec], words: list[str],
+                placement: str | None) -> list[tuple[list[int], list[int], list[int], int]]:
+    """Per unit: (tool-result tokens, output tokens with its segment, their roles, designated point); see `unit_tokens`."""
+    assert len(words) == len(units), f"words: expected one entry per unit ({len(units)}), got {len(words)}"
+    bodies = []
+    for u, w in zip(units, words):
+        tr = protocol.tool_result_ids(u.tool_result) if u.tool_result else []
+        bodies.append((tr, *unit_tokens(protocol, u, w, placement)))
+    return bodies
+
+
 def build_side_channel_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], words: list[str],
                                audio: np.ndarray, rng: random.Random, placement: str, max_len: int = 512,
                                max_offset: int = 3000) -> SideChannelExample:
@@ -68,14 +79,9 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
     words: per unit, the transcript it should write ('' = no segment); audio: the session at 16 kHz.
     """
     p, e = protocol, protocol.audio_per_chunk
-    assert len(words) == len(units), f"words: expected one entry per unit ({len(units)}), got {len(words)}"
     chunk = int(round(p.chunk_seconds * 16000))
     prefix = p.prefix_ids(system)
-    bodies = []
-    for u, w in zip(units, words):
-        tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
-        out, roles, at = unit_tokens(p, u, w, placement)
-        bodies.append((tr, out, roles, at))
+    bodies = unit_bodies(p, units, words, placement)
     sizes = [1 + e + len(tr) + len(out) for tr, out, _, _ in bodies]
     u0, u1 = choose_window(sizes, len(prefix), rng, max_len)
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
