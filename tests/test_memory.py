@@ -10,7 +10,7 @@ import soundfile as sf
 
 from ticktock.cache.policies import make_policy
 from ticktock.evaluation import memory as mem
-from ticktock.evaluation.recall import recall_hits, recall_items
+from ticktock.evaluation.recall import recall_answers, recall_hits, recall_items
 from ticktock.evaluation.wer import corpus_wer, normalize_words, user_words
 from ticktock.protocol import DuplexProtocol
 from ticktock.session import UnitResult, make_clock
@@ -19,7 +19,7 @@ from conftest import noise_chunks, random_model
 
 N_UNITS = 8
 POLICY_KEYS = {"peak_slots", "final_slots", "wer", "recall_acc", "unit_ms_mean", "unit_ms_p99", "deadline_misses",
-               "decision_agreement", "pause_takeover", "side_channel"}
+               "decision_agreement", "pause_takeover", "side_channel", "recall_answers"}
 
 
 def fake_entry() -> dict:
@@ -60,6 +60,9 @@ def test_recall_windows_and_hits():
     units[7] = unit(7, "speak", "your meeting is on Friday")
     units[5] = unit(5, "listen", "was milk.")  # a listen unit says nothing
     assert recall_hits(e, units) == [False, True]
+    answers = recall_answers(e, units)
+    assert [a["hit"] for a in answers] == [False, True] and answers[1]["spoken"].endswith("your meeting is on Friday")
+    assert [a["expected"] for a in answers] == [q["answer"] for q in e["recall"]]
     bad = {**e, "recall": e["recall"][:1]}
     with pytest.raises(ValueError, match="recall"):
         recall_items(bad)

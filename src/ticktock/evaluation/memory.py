@@ -26,7 +26,7 @@ from ..cache.policies import EvictionPolicy
 from ..protocol import DuplexProtocol
 from ..session import Clock, DuplexSession, Timeline, UnitResult
 from .quality import SessionOutcome, score
-from .recall import recall_hits
+from .recall import recall_answers
 from .wer import corpus_wer, user_words
 
 SIDE_CHANNELS = ("off", "after_decision", "after_content")
@@ -82,7 +82,7 @@ class PolicyRun:
     peak_slots: int
     final_slots: int
     transcript: str
-    recall: list[bool] = field(default_factory=list)
+    recall: list[dict] = field(default_factory=list)  # per question: question, expected, spoken, hit
 
 
 def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, policy: EvictionPolicy,
@@ -114,7 +114,7 @@ def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.n
         misses=sum(u.miss for u in timeline.units),
         peak_slots=sess.engine.cache.peak, final_slots=sess.engine.cache.length,
         transcript=" ".join(r.asr for r in units if r.asr),
-        recall=recall_hits(entry, units),
+        recall=recall_answers(entry, units),
     )
 
 
@@ -134,7 +134,7 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
     transcripts = [r.transcript for r in runs]
     produced = any(t.strip() for t in transcripts)
     behaviour = score([SessionOutcome(r.entry["family"], r.units, r.entry["units"]) for r in runs])
-    recall = [h for r in runs for h in r.recall]
+    recall = [a["hit"] for r in runs for a in r.recall]
     out = {
         "sessions": len(runs),
         "units": int(ms.size),
@@ -152,6 +152,7 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
         "pause_takeover": behaviour["pause_takeover"],
         "backchannel_takeover": behaviour["backchannel_takeover"],
         "decision_acc": behaviour["decision_acc"],
+        "recall_answers": [{"session": r.entry["id"], **a} for r in runs for a in r.recall],
     }
     if reference is not None:
         if [r.entry["id"] for r in reference] != [r.entry["id"] for r in runs]:

@@ -52,6 +52,17 @@ def spoken_in(units: list[UnitResult], window: range) -> str:
     return " ".join(units[k].text for k in window if k < len(units) and units[k].decision == "speak")
 
 
+def recall_answers(entry: dict, units: list[UnitResult]) -> list[dict]:
+    """Per recall question: {question, expected, spoken, hit}; a hit when the model's spoken answer contains the
+    expected one (normalized)."""
+    out = []
+    for it in recall_items(entry):
+        spoken = spoken_in(units, it.units)
+        out.append({"question": it.question, "expected": it.answer, "spoken": spoken,
+                    "hit": normalize_words(it.answer) in normalize_words(spoken)})
+    return out
+
+
 def recall_hits(entry: dict, units: list[UnitResult]) -> list[bool]:
     """Per recall question: does the model's spoken answer contain the expected one (normalized)?"""
-    return [normalize_words(it.answer) in normalize_words(spoken_in(units, it.units)) for it in recall_items(entry)]
+    return [a["hit"] for a in recall_answers(entry, units)]
