@@ -143,6 +143,7 @@ def recent_index(rng: random.Random, n: int, mean_age: float = 4000.0) -> int:
     return n - 1 - (age if age < n else rng.randrange(n))
 
 
+@torch.enable_grad()  # the inference commands turn autograd off process-wide; training in the same process needs it
 def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, cfg: TrainConfig,
           out_dir: Path, device: str = "cuda", on_checkpoint: Callable[[DuplexLM], None] | None = None,
           eval_fn: Callable[[DuplexLM], dict] | None = None,
