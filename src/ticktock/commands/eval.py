@@ -6,6 +6,7 @@ import argparse
 import json
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import track
 from rich.table import Table
 
@@ -64,8 +65,6 @@ def run(args: argparse.Namespace) -> int:
     summary.update({"suite": args.suite, "model": (rt_side or rt).name})
     if rt_side is not None:
         summary.update(side_channel=side, **behaviour_vs_base(base, outcomes))
-    from rich.markup import escape
-
     table = Table(title=f"ticktock eval · {args.suite} · {rt.name}")
     table.add_column("metric")
     table.add_column("value", justify="right")

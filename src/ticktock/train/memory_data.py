@@ -62,8 +62,10 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     chunk = int(round(p.chunk_seconds * 16000))
     prefix = p.prefix_ids(system)
     bodies = unit_bodies(p, units, words, placement)
-    full = [1 + e + len(tr) + len(out) for tr, out, _, _ in bodies]
-    compact = [len(tr) + sum(kept_after_eviction(p, out)) for tr, out, _, _ in bodies]
+    # per unit, which of its tokens (marker, audio, tool result, outputs) survive its eviction
+    keeps = [[False] * (1 + e) + [True] * len(tr) + kept_after_eviction(p, out) for tr, out, _, _ in bodies]
+    full = [len(k) for k in keeps]
+    compact = [sum(k) for k in keeps]
     reply_ends = [k + 1 for k, u in enumerate(units)
                   if u.content and (k + 1 == len(units) or not units[k + 1].content)]
     u1 = memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends, rng)
@@ -77,22 +79,20 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     for k, (tr, out, rl, at) in enumerate(bodies[:u1]):
         head = [p.id("unit")] + [p.id("pad")] * e + tr
         if k < r0:  # evicted: the tool result and the kept outputs stay where they were
-            keep_head = [False] * (1 + e) + [True] * len(tr)
-            for t, keep, i in zip(head + out, keep_head + kept_after_eviction(p, out), range(nxt, nxt + len(head) + len(out))):
-                if keep:
-                    ids.append(t)
-                    roles.append(INPUT)
-                    slots.append(-1)
-                    opens.append(-1)
-                    pos.append(i)
+            kept = [(t, i) for t, i, keep in zip(head + out, range(nxt, nxt + full[k]), keeps[k]) if keep]
+            ids += [t for t, _ in kept]
+            pos += [i for _, i in kept]
+            roles += [INPUT] * len(kept)
+            slots += [-1] * len(kept)
+            opens += [-1] * len(kept)
         else:
             opened = at >= 0 and at + 1 < len(rl) and rl[at + 1] == SEGMENT
             ids += head + out
             roles += [INPUT] * len(head) + rl
             slots += [-1] + [(k - r0) * e + j for j in range(e)] + [-1] * (len(head) - 1 - e + len(out))
             opens += [-1] * len(head) + [int(opened) if i == at else -1 for i in range(len(out))]
-            pos += range(nxt, nxt + len(head) + len(out))
-        nxt += len(head) + len(out)
+            pos += range(nxt, nxt + full[k])
+        nxt += full[k]
         if spread and k < r0:
             nxt += rng.randrange(max_gap)
 

@@ -133,7 +133,6 @@ def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None
         i += 1
 
 
-@torch.enable_grad()  # whatever the caller's grad mode (a command or test may have turned it off)
 def recent_index(rng: random.Random, n: int, mean_age: float = 4000.0) -> int:
     """An index into a buffer of `n` examples, oldest first: recent ones are preferred (fresh renderings fight
     memorisation), ages drawn from an exponential with mean `mean_age`. An age past the buffer's start falls
@@ -143,7 +142,7 @@ def recent_index(rng: random.Random, n: int, mean_age: float = 4000.0) -> int:
     return n - 1 - (age if age < n else rng.randrange(n))
 
 
-@torch.enable_grad()  # the inference commands turn autograd off process-wide; training in the same process needs it
+@torch.enable_grad()  # whatever the caller's grad mode (a command or test may have turned it off)
 def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, cfg: TrainConfig,
           out_dir: Path, device: str = "cuda", on_checkpoint: Callable[[DuplexLM], None] | None = None,
           eval_fn: Callable[[DuplexLM], dict] | None = None,
