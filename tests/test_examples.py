@@ -72,3 +72,36 @@ def test_recent_index_spreads_over_a_small_buffer():
     assert set(small) == set(range(16)) and max(small.count(i) for i in range(16)) < 200
     big = [recent_index(rng, 40000) for _ in range(4000)]
     assert sum(i >= 40000 - 8000 for i in big) > 0.8 * len(big)
+
+
+def test_reply_weights_over_sample_sessions_by_what_is_said():
+    """Sessions whose replies contain a weighted word are drawn about W times as often; no weights leave the
+    draws exactly the unweighted ones (same rng consumption, same sessions)."""
+    import random
+
+    import pytest
+
+    from ticktock.scenarios.suites import SUITES, script_at
+    from ticktock.train.base import draw_training_script, parse_reply_weights, train_session_index
+
+    def says(script, word: str) -> bool:
+        return f" {word} " in f" {' '.join(u.content for u in script.units).lower()} "
+
+    a, b = random.Random(3), random.Random(3)
+    plain = [draw_training_script(a).id for _ in range(30)]
+    assert plain == [script_at("train", train_session_index(b), seed=0).id for _ in range(30)]
+
+    families = SUITES["train"].families
+    only_qa = {f: (1.0 if f == "short_qa" else 0.0) for f in families}
+    rng = random.Random(0)
+    base = sum(says(draw_training_script(rng, only_qa), "minus") for _ in range(600)) / 600
+    weights = parse_reply_weights("minus=8")
+    boosted = sum(says(draw_training_script(rng, only_qa, weights), "minus") for _ in range(600)) / 600
+    assert 0.02 < base < 0.15
+    # share p -> 8p / (8p + 1 - p): the boosted share is far above the plain one
+    expect = 8 * base / (8 * base + 1 - base)
+    assert abs(boosted - expect) < 0.12 and boosted > 3 * base
+    assert parse_reply_weights("") is None
+    for bad in ("Minus=2", "minus=x", "minus=-1", "minus", "two words=2"):
+        with pytest.raises(ValueError):
+            parse_reply_weights(bad)

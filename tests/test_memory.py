@@ -135,3 +135,19 @@ def test_memory_command_refuses_bad_arguments(argv, message, capsys):
 
     assert main(["memory", "--no-cascade", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_decision_accuracy_by_minute():
+    """Per-minute decision accuracy pools every session's units of that minute; shorter sessions stop counting."""
+    from types import SimpleNamespace
+
+    from ticktock.evaluation.quality import SessionOutcome, by_minute
+
+    def outcome(got: str, want: str) -> SessionOutcome:
+        return SessionOutcome("long", [SimpleNamespace(decision="speak" if c == "s" else "listen") for c in got],
+                              [{"decision": "speak" if c == "s" else "listen"} for c in want])
+
+    a = outcome("llls" + "ssss", "llls" + "llll")  # minute 0 right, minute 1 all wrong
+    b = outcome("lsll" + "l", "llll" + "l")  # minute 0: 3 of 4, minute 1: 1 of 1
+    assert by_minute([a, b], units_per_minute=4) == [0.875, 0.2]
+    assert by_minute([], units_per_minute=4) == []

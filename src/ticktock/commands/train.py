@@ -28,6 +28,8 @@ def add_parser(sub) -> None:
                    help="weight of the encoder's frame-level word objective (0: off)")
     b.add_argument("--family-weights", default=None, metavar="NAME=W,...",
                    help="over-sample task families, e.g. short_qa=2,tool_call=2 (others weigh 1)")
+    b.add_argument("--reply-weights", default=None, metavar="WORD=W,...",
+                   help="over-sample sessions whose replies contain a word, e.g. minus=6 (others weigh 1)")
     b.set_defaults(func=run_base)
 
     s = tsub.add_parser("side-channel", help="LoRA-adapt a base model to write a transcription side channel")
@@ -53,14 +55,15 @@ def add_parser(sub) -> None:
 
 
 def run_base(args: argparse.Namespace) -> int:
-    from ..train.base import parse_family_weights, train_base
+    from ..train.base import parse_family_weights, parse_reply_weights, train_base
     from ..train.trainer import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, time_budget_s=args.time_budget,
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
     train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
                transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
-               word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights))
+               word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights),
+               reply_weights=parse_reply_weights(args.reply_weights))
     return 0
 
 

@@ -25,7 +25,7 @@ from ..cache.kv import KVCache
 from ..cache.policies import EvictionPolicy
 from ..protocol import DuplexProtocol
 from ..session import Clock, DuplexSession, Timeline, UnitResult
-from .quality import SessionOutcome, score
+from .quality import SessionOutcome, by_minute, score
 from .recall import recall_answers
 from .wer import corpus_wer, user_words
 
@@ -133,7 +133,8 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
     peaks = [r.peak_slots for r in runs]
     transcripts = [r.transcript for r in runs]
     produced = any(t.strip() for t in transcripts)
-    behaviour = score([SessionOutcome(r.entry["family"], r.units, r.entry["units"]) for r in runs])
+    outcomes = [SessionOutcome(r.entry["family"], r.units, r.entry["units"]) for r in runs]
+    behaviour = score(outcomes)
     recall = [a["hit"] for r in runs for a in r.recall]
     out = {
         "sessions": len(runs),
@@ -152,6 +153,7 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
         "pause_takeover": behaviour["pause_takeover"],
         "backchannel_takeover": behaviour["backchannel_takeover"],
         "decision_acc": behaviour["decision_acc"],
+        "decision_acc_by_minute": by_minute(outcomes),
         "recall_answers": [{"session": r.entry["id"], **a} for r in runs for a in r.recall],
     }
     if reference is not None:

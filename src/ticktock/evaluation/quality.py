@@ -131,3 +131,16 @@ def per_family(outcomes: list[SessionOutcome]) -> dict[str, float]:
     for o in outcomes:
         fam.setdefault(o.family, []).extend(r.decision == u["decision"] for r, u in zip(o.units, o.expected))
     return {f: round(sum(v) / len(v), 4) for f, v in sorted(fam.items())}
+
+
+def by_minute(outcomes: list[SessionOutcome], units_per_minute: int = 60) -> list[float | None]:
+    """Decision accuracy in each minute of session time, over all sessions (entry m: units
+    [m * units_per_minute, (m + 1) * units_per_minute)): does behaviour hold up as a session grows?"""
+    minutes: list[list[bool]] = []
+    for o in outcomes:
+        for k, (r, u) in enumerate(zip(o.units, o.expected)):
+            m = k // units_per_minute
+            minutes.extend([] for _ in range(m + 1 - len(minutes)))
+            minutes[m].append(r.decision == u["decision"])
+    return [_rate(v) for v in minutes]
+

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,14 +38,15 @@ class ExampleFactory:
     max_len: int = 512
     inner_per_chunk: int = 0  # > 0: also frame-level word classes for the encoder objective
     family_weights: dict[str, float] | None = None  # None: every task family equally often
+    reply_weights: dict[str, float] | None = None  # over-sampled sessions by what the model must say
 
     def __call__(self, seed: int) -> Example:
         from ..scenarios.espeak import EspeakRenderer
-        from ..scenarios.suites import render_script, script_at
+        from ..scenarios.suites import render_script
 
         rng = random.Random(seed)
         renderer = _WORKER.setdefault("renderer", EspeakRenderer())
-        script = script_at("train", train_session_index(rng, self.family_weights), seed=0)
+        script = draw_training_script(rng, self.family_weights, self.reply_weights)
         r = render_script(script, "train", renderer, seed=seed)
         n = r.script.n_units
         if rng.random() < self.transcribe_share:
@@ -66,6 +68,42 @@ def train_session_index(rng: random.Random, family_weights: dict[str, float] | N
     families = SUITES["train"].families
     weights = [(family_weights or {}).get(f, 1.0) for f in families]
     return rng.randrange(1 << 26) * len(families) + rng.choices(range(len(families)), weights)[0]
+
+
+def draw_training_script(rng: random.Random, family_weights: dict[str, float] | None = None,
+                         reply_weights: dict[str, float] | None = None):
+    """A training session drawn with `family_weights` (see `train_session_index`); with `reply_weights`
+    {word: W}, a session whose expected outputs contain the word is drawn W times as often (the largest W
+    of the words it contains; others weigh 1). Rejection sampling: the suite's sessions stay what they are,
+    only how often each is drawn changes, and with no reply weights the draws are exactly the unweighted ones."""
+    from ..scenarios.suites import script_at
+
+    top = max([1.0, *(reply_weights or {}).values()])
+    while True:
+        script = script_at("train", train_session_index(rng, family_weights), seed=0)
+        if not reply_weights:
+            return script
+        said = set(re.findall(r"[a-z]+", " ".join(u.content for u in script.units).lower()))
+        hits = [w for word, w in reply_weights.items() if word in said]
+        if rng.random() * top < (max(hits) if hits else 1.0):
+            return script
+
+
+def parse_reply_weights(text: str | None) -> dict[str, float] | None:
+    """'minus=6,plus=2' -> {'minus': 6.0, 'plus': 2.0}; None or '' -> None. Words are lower-case letters."""
+    if not text:
+        return None
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        word, _, value = (part.strip() for part in item.partition("="))
+        try:
+            w = float(value)
+        except ValueError:
+            w = -1.0
+        if not re.fullmatch(r"[a-z]+", word) or w < 0:
+            raise ValueError(f"bad reply weight {item!r}: expected WORD=W (a lower-case word, W >= 0)")
+        out[word] = w
+    return out
 
 
 def parse_family_weights(text: str | None) -> dict[str, float] | None:
@@ -143,15 +181,17 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
 def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
                device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3,
                init_decoder: Path | None = None, word_weight: float = 0.5,
-               family_weights: dict[str, float] | None = None) -> list[dict]:
+               family_weights: dict[str, float] | None = None,
+               reply_weights: dict[str, float] | None = None) -> list[dict]:
     """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective;
-    `family_weights` over-samples task families (see `train_session_index`)."""
+    `family_weights` over-samples task families, `reply_weights` sessions by words of their replies
+    (see `draw_training_script`)."""
     model, tok = initial_model(preset_name, cfg.seed, init, init_decoder)
     proto = DuplexProtocol(tok)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size}), flush=True)
     inner = model.audio.inner_per_chunk if word_weight > 0 else 0
     factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner,
-                             family_weights=family_weights)
+                             family_weights=family_weights, reply_weights=reply_weights)
     head = WordFrameHead(model.cfg.audio.width, n_classes()) if inner else None
     loss_fn = param_groups = None
     if head is not None:
@@ -170,4 +210,4 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
     return log
 
 
-__all__ = ["ExampleFactory", "train_session_index", "parse_family_weights", "build_tokenizer", "train_base", "plot_losses", "load_tokenizer"]
+__all__ = ["ExampleFactory", "train_session_index", "draw_training_script", "parse_family_weights", "parse_reply_weights", "build_tokenizer", "train_base", "plot_losses", "load_tokenizer"]
