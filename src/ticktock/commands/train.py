@@ -50,6 +50,9 @@ def add_parser(sub) -> None:
                    help="share of memory examples: the context as a2t eviction leaves it (old units as text only)")
     s.add_argument("--family-weights", default=None,
                    help="over-sample task families, e.g. dictation_recall=3,pause_handling=2 (others weigh 1)")
+    s.add_argument("--long-share", type=float, default=0.0,
+                   help="share of memory examples cut from 5-10 minute sessions (recall over minutes)")
+    s.add_argument("--long-max-len", type=int, default=2048, help="tokens per window of those examples")
     s.add_argument("--init-adapter", default=None, help="continue from this adapter folder (default: a fresh one)")
     s.set_defaults(func=run_side_channel)
 
@@ -75,10 +78,14 @@ def run_side_channel(args: argparse.Namespace) -> int:
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
     from ..train.base import parse_family_weights
 
-    if not 0.0 <= args.memory_share <= 1.0:
-        raise SystemExit(f"--memory-share must be within [0, 1], got {args.memory_share}")
+    for name in ("memory_share", "long_share"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            raise SystemExit(f"--{name.replace('_', '-')} must be within [0, 1], got {getattr(args, name)}")
+    if args.long_max_len < args.max_len:
+        raise SystemExit(f"--long-max-len ({args.long_max_len}) must be at least --max-len ({args.max_len})")
     sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill, memory_share=args.memory_share,
-                           family_weights=parse_family_weights(args.family_weights))
+                           family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
+                           long_max_len=args.long_max_len)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

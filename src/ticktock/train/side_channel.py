@@ -55,6 +55,8 @@ class SideChannelConfig:
     row_lr_scale: float = 10.0  # the two new rows start untrained: they move faster than the adapters
     memory_share: float = 0.0  # share of memory examples (an evicted cache, `memory_data`)
     family_weights: dict[str, float] | None = None  # over-sampled task families (None: all equally)
+    long_share: float = 0.0  # share of memory examples from 5-10 minute sessions (`SideChannelFactory`)
+    long_max_len: int = 2048  # their window, in tokens
 
 
 # ------------------------------------------------------------------ parameters
@@ -267,10 +269,10 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
         load_adapter_weights(peft_model, rows, Path(init_adapter))
     n_lora = sum(prm.numel() for n, prm in peft_model.named_parameters() if "lora_" in n)
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement,
-                      "distill": sc.distill, "memory_share": sc.memory_share,
+                      "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
-                                                      sc.family_weights)
+                                                      sc.family_weights, sc.long_share, sc.long_max_len)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill)
     pad = proto.id("pad")
 

@@ -135,7 +135,11 @@ class SideChannelFactory:
     """Fork-safe callable: seed -> one `SideChannelExample` from a freshly rendered training session.
 
     `memory_share` of the examples are memory examples (`memory_data`); `family_weights`
-    over-samples task families as in `ticktock train base`.
+    over-samples task families as in `ticktock train base`. `long_share` of the examples are memory
+    examples cut from 5-10 minute `long` sessions (training voices, their own seeds), in windows of up
+    to `long_max_len` tokens: the contexts `a2t` leaves after minutes, with a recall question's facts
+    thousands of positions back. Rendering one takes seconds, so each worker cuts `long_reuse`
+    examples (different ends) from each long session it renders.
     """
 
     protocol: DuplexProtocol
@@ -143,19 +147,41 @@ class SideChannelFactory:
     max_len: int = 512
     memory_share: float = 0.0
     family_weights: dict[str, float] | None = None
+    long_share: float = 0.0
+    long_max_len: int = 2048
+    long_reuse: int = 16
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
-        from ..scenarios.suites import render_script, script_at
-        from .base import _WORKER, train_session_index
+        from .base import _WORKER, draw_training_script
         from .memory_data import build_memory_example
 
         rng = random.Random(seed)
         renderer = _WORKER.setdefault("renderer", EspeakRenderer())
-        script = script_at("train", train_session_index(rng, self.family_weights), seed=0)  # training voices only
+        if self.long_share > 0 and rng.random() < self.long_share:
+            session = _WORKER.get("long")
+            if session is None or session[1] <= 0:
+                session = _WORKER["long"] = [self._render_long(renderer, seed), self.long_reuse]
+            session[1] -= 1
+            return build_memory_example(self.protocol, *session[0], rng, pick_placement(self.placement, rng),
+                                        self.long_max_len, max_gap=0)  # the gaps are real here
+        script = draw_training_script(rng, self.family_weights)  # training voices only
+        system, units, words, audio = self._render(script, renderer, seed)
+        build = build_memory_example if rng.random() < self.memory_share else build_side_channel_example
+        return build(self.protocol, system, units, words, audio, rng, pick_placement(self.placement, rng),
+                     self.max_len)
+
+    def _render_long(self, renderer, seed: int) -> tuple:
+        from ..scenarios.suites import GENERATORS
+
+        script = GENERATORS["long"](random.Random(f"train-long:{seed}"))  # not the `long` suite's seeds
+        script.id = f"train-long-{seed}"
+        return self._render(script, renderer, seed)
+
+    def _render(self, script, renderer, seed: int) -> tuple[str, list[UnitSpec], list[str], np.ndarray]:
+        """(system, units, per-unit transcript words, audio) of a script rendered with training voices."""
+        from ..scenarios.suites import render_script
+
         r = render_script(script, "train", renderer, seed=seed)
         units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
-        words = word_units(r.words, r.script.n_units, self.protocol.chunk_seconds)
-        build = build_memory_example if rng.random() < self.memory_share else build_side_channel_example
-        return build(self.protocol, r.script.system, units, words, r.audio, rng, pick_placement(self.placement, rng),
-                     self.max_len)
+        return r.script.system, units, word_units(r.words, r.script.n_units, self.protocol.chunk_seconds), r.audio
