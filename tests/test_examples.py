@@ -105,3 +105,21 @@ def test_reply_weights_over_sample_sessions_by_what_is_said():
     for bad in ("Minus=2", "minus=x", "minus=-1", "minus", "two words=2"):
         with pytest.raises(ValueError):
             parse_reply_weights(bad)
+
+
+def test_max_offset_reaches_the_positions_of_long_sessions():
+    """`ticktock train base --max-offset N` draws the offset after the prefix from [0, N): with N = 1 the window
+    follows the prefix directly; with a large N windows sit thousands of positions further on."""
+    import torch
+
+    from ticktock.model.io import DEFAULT_MODEL, load_model
+    from ticktock.protocol import DuplexProtocol
+    from ticktock.train.base import ExampleFactory
+
+    _, tok = load_model(DEFAULT_MODEL, "cpu", torch.float32)
+    proto = DuplexProtocol(tok)
+    near = ExampleFactory(proto, transcribe_share=0.0, max_len=256, max_offset=1)
+    far = ExampleFactory(proto, transcribe_share=0.0, max_len=256, max_offset=20000)
+    for seed in range(3):
+        assert list(near(seed).positions) == list(range(len(near(seed).positions)))
+    assert max(int(far(seed).positions[-1]) for seed in range(6)) > 3000 + 256

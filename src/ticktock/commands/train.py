@@ -30,6 +30,8 @@ def add_parser(sub) -> None:
                    help="over-sample task families, e.g. short_qa=2,tool_call=2 (others weigh 1)")
     b.add_argument("--reply-weights", default=None, metavar="WORD=W,...",
                    help="over-sample sessions whose replies contain a word, e.g. minus=6 (others weigh 1)")
+    b.add_argument("--max-offset", type=int, default=3000,
+                   help="random logical-position offsets after the prefix, in [0, N): long sessions reach 10,000")
     b.set_defaults(func=run_base)
 
     s = tsub.add_parser("side-channel", help="LoRA-adapt a base model to write a transcription side channel")
@@ -58,6 +60,8 @@ def add_parser(sub) -> None:
 
 
 def run_base(args: argparse.Namespace) -> int:
+    if args.max_offset < 1:
+        raise SystemExit(f"--max-offset must be at least 1, got {args.max_offset}")
     from ..train.base import parse_family_weights, parse_reply_weights, train_base
     from ..train.trainer import TrainConfig
 
@@ -66,7 +70,7 @@ def run_base(args: argparse.Namespace) -> int:
     train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
                transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
                word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights),
-               reply_weights=parse_reply_weights(args.reply_weights))
+               reply_weights=parse_reply_weights(args.reply_weights), max_offset=args.max_offset)
     return 0
 
 

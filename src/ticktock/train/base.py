@@ -39,6 +39,7 @@ class ExampleFactory:
     inner_per_chunk: int = 0  # > 0: also frame-level word classes for the encoder objective
     family_weights: dict[str, float] | None = None  # None: every task family equally often
     reply_weights: dict[str, float] | None = None  # over-sampled sessions by what the model must say
+    max_offset: int = 3000  # logical-position offsets after the prefix are drawn from [0, max_offset)
 
     def __call__(self, seed: int) -> Example:
         from ..scenarios.espeak import EspeakRenderer
@@ -56,7 +57,7 @@ class ExampleFactory:
             heard = heard_from_units(r.script.units, r.script.utterances)
             units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result, h)
                      for u, h in zip(r.script.units, heard)]
-        return build_example(self.protocol, system, units, r.audio, rng, self.max_len,
+        return build_example(self.protocol, system, units, r.audio, rng, self.max_len, max_offset=self.max_offset,
                              words=r.words, inner_per_chunk=self.inner_per_chunk)
 
 
@@ -182,16 +183,16 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
                device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3,
                init_decoder: Path | None = None, word_weight: float = 0.5,
                family_weights: dict[str, float] | None = None,
-               reply_weights: dict[str, float] | None = None) -> list[dict]:
+               reply_weights: dict[str, float] | None = None, max_offset: int = 3000) -> list[dict]:
     """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective;
     `family_weights` over-samples task families, `reply_weights` sessions by words of their replies
-    (see `draw_training_script`)."""
+    (see `draw_training_script`); `max_offset` bounds the random logical-position offsets."""
     model, tok = initial_model(preset_name, cfg.seed, init, init_decoder)
     proto = DuplexProtocol(tok)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size}), flush=True)
     inner = model.audio.inner_per_chunk if word_weight > 0 else 0
     factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner,
-                             family_weights=family_weights, reply_weights=reply_weights)
+                             family_weights=family_weights, reply_weights=reply_weights, max_offset=max_offset)
     head = WordFrameHead(model.cfg.audio.width, n_classes()) if inner else None
     loss_fn = param_groups = None
     if head is not None:
