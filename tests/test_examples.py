@@ -101,6 +101,8 @@ def test_reply_weights_over_sample_sessions_by_what_is_said():
     # share p -> 8p / (8p + 1 - p): the boosted share is far above the plain one
     expect = 8 * base / (8 * base + 1 - base)
     assert abs(boosted - expect) < 0.12 and boosted > 3 * base
+    with pytest.raises(ValueError, match="accepted no session"):  # a weight no session can meet: a clear error
+        draw_training_script(random.Random(0), None, {"qqqzz": 1e12}, max_tries=20)
     assert parse_reply_weights("") is None
     for bad in ("Minus=2", "minus=x", "minus=-1", "minus", "two words=2"):
         with pytest.raises(ValueError):

@@ -143,4 +143,3 @@ def by_minute(outcomes: list[SessionOutcome], units_per_minute: int = 60) -> lis
             minutes.extend([] for _ in range(m + 1 - len(minutes)))
             minutes[m].append(r.decision == u["decision"])
     return [_rate(v) for v in minutes]
-

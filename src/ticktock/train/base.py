@@ -22,6 +22,7 @@ import torch
 from ..model import DuplexLM, preset, save_model
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
+from ..scenarios.script import Script
 from .examples import TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, heard_from_units, transcription_units
 from .trainer import TrainConfig, model_loss, train
 from .word_frames import WordFrameHead, n_classes
@@ -72,7 +73,7 @@ def train_session_index(rng: random.Random, family_weights: dict[str, float] | N
 
 
 def draw_training_script(rng: random.Random, family_weights: dict[str, float] | None = None,
-                         reply_weights: dict[str, float] | None = None):
+                         reply_weights: dict[str, float] | None = None, max_tries: int = 100_000) -> Script:
     """A training session drawn with `family_weights` (see `train_session_index`); with `reply_weights`
     {word: W}, a session whose expected outputs contain the word is drawn W times as often (the largest W
     of the words it contains; others weigh 1). Rejection sampling: the suite's sessions stay what they are,
@@ -80,7 +81,7 @@ def draw_training_script(rng: random.Random, family_weights: dict[str, float] | 
     from ..scenarios.suites import script_at
 
     top = max([1.0, *(reply_weights or {}).values()])
-    while True:
+    for _ in range(max_tries):
         script = script_at("train", train_session_index(rng, family_weights), seed=0)
         if not reply_weights:
             return script
@@ -88,6 +89,7 @@ def draw_training_script(rng: random.Random, family_weights: dict[str, float] | 
         hits = [w for word, w in reply_weights.items() if word in said]
         if rng.random() * top < (max(hits) if hits else 1.0):
             return script
+    raise ValueError(f"--reply-weights {reply_weights} accepted no session in {max_tries} draws")
 
 
 def parse_reply_weights(text: str | None) -> dict[str, float] | None:
