@@ -42,6 +42,15 @@ def random_model(seed: int, vocab: int, audio_scale: float = 1.0, std: float = 0
 
 
 @pytest.fixture(scope="session")
+def shipped_protocol() -> DuplexProtocol:
+    """The protocol over the shipped model's tokenizer (for texts of the real world)."""
+    from ticktock.model.io import DEFAULT_MODEL
+    from ticktock.model.tokenizer import load_tokenizer
+
+    return DuplexProtocol(load_tokenizer(DEFAULT_MODEL / "tokenizer.json"))
+
+
+@pytest.fixture(scope="session")
 def tiny_model(protocol) -> DuplexLM:
     return random_model(0, protocol.vocab_size)
 

@@ -109,17 +109,12 @@ def test_reply_weights_over_sample_sessions_by_what_is_said():
             parse_reply_weights(bad)
 
 
-def test_max_offset_reaches_the_positions_of_long_sessions():
+def test_max_offset_reaches_the_positions_of_long_sessions(shipped_protocol):
     """`ticktock train base --max-offset N` draws the offset after the prefix from [0, N): with N = 1 the window
     follows the prefix directly; with a large N windows sit thousands of positions further on."""
-    import torch
-
-    from ticktock.model.io import DEFAULT_MODEL, load_model
-    from ticktock.protocol import DuplexProtocol
     from ticktock.train.base import ExampleFactory
 
-    _, tok = load_model(DEFAULT_MODEL, "cpu", torch.float32)
-    proto = DuplexProtocol(tok)
+    proto = shipped_protocol
     near = ExampleFactory(proto, transcribe_share=0.0, max_len=256, max_offset=1)
     far = ExampleFactory(proto, transcribe_share=0.0, max_len=256, max_offset=20000)
     for seed in range(3):

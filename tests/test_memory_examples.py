@@ -125,16 +125,13 @@ def test_memory_examples_train_and_adapter_resumes(protocol, tmp_path):
         assert torch.allclose(a, b, atol=1e-5), name
 
 
-def test_long_memory_examples_reach_minutes_back():
+def test_long_memory_examples_reach_minutes_back(shipped_protocol):
     """`long_share` examples come from a 5-10 minute session rendered once and cut `long_reuse` times: each is an
     a2t cache within `long_max_len` tokens whose logical positions span far more than it holds."""
-    from ticktock.model.io import DEFAULT_MODEL, load_model
-    from ticktock.protocol import DuplexProtocol
     from ticktock.train.base import _WORKER
     from ticktock.train.side_channel_data import SideChannelFactory
 
-    _, tok = load_model(DEFAULT_MODEL, "cpu", torch.float32)
-    factory = SideChannelFactory(DuplexProtocol(tok), "after_content", max_len=512, long_share=1.0,
+    factory = SideChannelFactory(shipped_protocol, "after_content", max_len=512, long_share=1.0,
                                  long_max_len=2048, long_reuse=6)
     _WORKER.pop("long", None)
     try:
