@@ -114,9 +114,8 @@ def test_max_offset_reaches_the_positions_of_long_sessions(shipped_protocol):
     follows the prefix directly; with a large N windows sit thousands of positions further on."""
     from ticktock.train.base import ExampleFactory
 
-    proto = shipped_protocol
-    near = ExampleFactory(proto, transcribe_share=0.0, max_len=256, max_offset=1)
-    far = ExampleFactory(proto, transcribe_share=0.0, max_len=256, max_offset=20000)
+    near = ExampleFactory(shipped_protocol, transcribe_share=0.0, max_len=256, max_offset=1)
+    far = ExampleFactory(shipped_protocol, transcribe_share=0.0, max_len=256, max_offset=20000)
     for seed in range(3):
         assert list(near(seed).positions) == list(range(len(near(seed).positions)))
     assert max(int(far(seed).positions[-1]) for seed in range(6)) > 3000 + 256
