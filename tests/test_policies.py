@@ -162,7 +162,7 @@ class FeedLog:
     visible: list[set[int]] = field(default_factory=list)
 
     def wrap(self, forward):
-        def logged(x, positions, cache=None, new_mask=None):
+        def logged(x, positions, cache=None, new_mask=None, gate=None):
             if cache is not None:
                 assert new_mask is None, "these tests use linear forwards only (the ar decoder)"
                 t = x.shape[1]
@@ -174,7 +174,7 @@ class FeedLog:
                     self.kind.append(int(cache.kind[cache.length - t + i]))
                     self.unit.append(int(cache.unit[cache.length - t + i]))
                     self.visible.append(before | set(new[: i + 1]))
-            return forward(x, positions, cache, new_mask)
+            return forward(x, positions, cache, new_mask, gate=gate)
         return logged
 
 
@@ -266,7 +266,7 @@ def test_compacted_cache_attends_like_a_recompute_over_survivors(runs, biased_mo
     lm.forward = extra.wrap(plain)
     try:
         ids = sess.pending + [short_protocol.id("unit")]
-        kinds = [int(sess.kind_of(t)) for t in sess.pending] + [int(K.UNIT_MARKER)]
+        kinds = list(sess.pending_kinds) + [int(K.UNIT_MARKER)]
         got = sess.engine.forward([Segment(torch.tensor(ids), kinds)], unit=sess.index)[0]  # (V,)
     finally:
         lm.forward = plain

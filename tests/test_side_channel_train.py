@@ -43,13 +43,15 @@ def test_student_is_teacher_plus_segments(protocol, placement):
         ex = build_side_channel_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), placement, max_len=400)
         ids, t_ids = ex.ids.tolist(), ex.teacher_ids.tolist()
         # removing the segments gives the teacher's sequence back
-        keep, inside = [], False
+        keep, inside, segment = [], False, []
         for t in ids:
             inside |= t == p.id("asr_start")
+            segment.append(inside)
             if not inside:
                 keep.append(t)
             inside &= t != p.id("asr_end")
         assert keep == t_ids
+        assert ex.segment.tolist() == segment  # where a segment-gated adapter acts: the delimiters and the words
         # native predictions: the same tokens in the same order
         assert ex.labels[ex.labels != IGNORE].tolist() == ex.teacher_labels[ex.teacher_labels != IGNORE].tolist()
         # every segment is opened at a designated point and supervised token by token
@@ -119,3 +121,70 @@ def test_train_side_channel_smoke(protocol, tmp_path):
         others[rows] = False
         assert torch.allclose(emb_b[others], emb_m[others], atol=2e-3)  # every other row frozen (fp16 rounding)
     assert kl[True] < 0.6 * kl[False], f"distillation should keep the base task closer: KL {kl}"
+
+
+def test_gated_lora_in_training_acts_on_segment_tokens_only(protocol):
+    """`gate_lora`: PEFT's LoRA layers act only where the decoder's gate is set; the gradient reaches them only there."""
+    pytest.importorskip("peft")
+    from ticktock.train.side_channel import attach_lora, gate_lora
+
+    model = random_model(4, protocol.vocab_size, std=0.1)
+    base = copy.deepcopy(model)
+    peft_model = attach_lora(model, rank=4, alpha=8)
+    gate_lora(peft_model, model.lm.gate_state)
+    for name, prm in peft_model.named_parameters():
+        if "lora_B" in name:
+            prm.data.normal_(0, 0.5)
+    x, pos = torch.randn(1, 5, model.cfg.decoder.hidden_size), torch.arange(5)[None]
+    gate = torch.tensor([[False, False, True, True, False]])
+    with torch.no_grad():
+        ref = base.lm(x, pos)
+        torch.testing.assert_close(model.lm(x, pos, gate=torch.zeros_like(gate)), ref, atol=1e-5, rtol=1e-5)
+    out = model.lm(x, pos, gate=gate)
+    torch.testing.assert_close(out[:, :2], ref[:, :2], atol=1e-5, rtol=1e-5)  # causal: before the segment, the base
+    assert not torch.allclose(out[:, 2:], ref[:, 2:], atol=1e-3)
+    out[:, :2].sum().backward()
+    assert all(prm.grad is None or not prm.grad.any() for n, prm in peft_model.named_parameters() if "lora_" in n)
+
+
+def test_gated_side_channel_run_saves_the_base_and_a_gated_adapter(protocol, tmp_path):
+    """`--gate segment`: OUT/model is the base with the two rows, OUT/adapter says it is gated, and loaded with
+    its adapter the model predicts exactly as the base wherever no segment was read."""
+    pytest.importorskip("peft")
+    from ticktock.model.gated_lora import has_gated_lora
+    from ticktock.runtime import load_runtime
+    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
+    from ticktock.train.trainer import TrainConfig, audio_embeddings, embed_inputs
+
+    p = protocol
+    base = random_model(6, p.vocab_size, std=0.1)
+    audio = np.random.default_rng(3).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+
+    def make(seed: int):
+        return build_side_channel_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content",
+                                          max_len=400)
+
+    cfg = TrainConfig(steps=30, batch=4, lr=3e-3, warmup=1, workers=1, log_every=1, max_len=400)
+    log = train_side_channel(tmp_path, cfg, SideChannelConfig(placement="after_content", gate="segment"),
+                             device="cpu", make_example=make, model=copy.deepcopy(base), tokenizer=p.tokenizer)
+    ce = [r["ce"] for r in log if "ce" in r]
+    assert np.mean(ce[-5:]) < 0.7 * np.mean(ce[:5]), f"transcript loss did not fall: {ce}"
+    assert (tmp_path / "adapter" / "gate.json").is_file()
+    rt = load_runtime(tmp_path / "model", side_channel=True)
+    assert has_gated_lora(rt.model) and rt.name.endswith("+side-channel")
+    saved = dict(rt.model.lm.named_parameters())
+    for name, prm in base.lm.named_parameters():
+        if "embed_tokens" not in name and "lora" not in name:
+            key = name if name in saved else name.replace(".weight", ".base.weight").replace(".bias", ".base.bias")
+            torch.testing.assert_close(saved[key], prm, atol=2e-3, rtol=1e-3)  # fp16 copy of the frozen base
+    ex = make(0)
+    ids, slots = torch.from_numpy(ex.ids)[None], torch.from_numpy(ex.audio_slot)[None]
+    pos, gate = torch.from_numpy(ex.positions)[None], torch.from_numpy(ex.segment)[None]
+    first = int(ex.segment.argmax())
+    with torch.no_grad():
+        emb = audio_embeddings(base, torch.from_numpy(ex.audio).float()[None], train=False)
+        want = base.lm(embed_inputs(base, ids, slots, emb), pos)
+        got = rt.model.lm(embed_inputs(rt.model, ids, slots, emb), pos, gate=gate)
+    assert first > 0
+    torch.testing.assert_close(got[:, :first], want[:, :first], atol=2e-2, rtol=1e-2)
+    assert not torch.allclose(got[:, first:], want[:, first:], atol=1e-2)

@@ -15,6 +15,7 @@ import torch
 
 from .cache.kv import KVCache
 from .model.duplex import DuplexLM
+from .model.gated_lora import segment_gate
 
 
 @dataclass
@@ -78,7 +79,7 @@ class Engine:
             mask[n_lin:, n_lin:] = anc
         x = m.embed_segments(segs)
         cache.reserve(pos, unit, kinds)
-        h = m.lm(x, pos[None].to(m.device), cache, mask)
+        h = m.lm(x, pos[None].to(m.device), cache, mask, gate=segment_gate(kinds))
         return m.lm.logits(h[0, n_lin - 1:])
 
     def reset(self) -> None:

@@ -8,13 +8,15 @@ from pathlib import Path
 import torch
 
 from .model import DEFAULT_MODEL, DuplexLM, load_model, preset
-from .model.adapter import adapter_for, merge_side_channel
+from .model.adapter import adapter_for, apply_side_channel, is_gated
 from .protocol import DuplexProtocol
 
 
 def _merged(path: Path) -> bool:
-    """Is this model dir `ticktock train side-channel`'s output, with the adapter already folded in?"""
-    return (path.parent / "side_channel.json").is_file() and (path.parent / "adapter").is_dir()
+    """Is this model dir `ticktock train side-channel`'s output, with the adapter already folded in?
+    (A segment-gated adapter cannot be folded in: its OUT/model is the base with the two rows.)"""
+    adapter = path.parent / "adapter"
+    return (path.parent / "side_channel.json").is_file() and adapter.is_dir() and not is_gated(adapter)
 
 
 @dataclass
@@ -30,8 +32,8 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
     """The model at `path`, or the shipped default; a random-init `tiny` model if none is shipped yet.
 
     `side_channel`: the model is to write transcription segments, so its adapter
-    (`model.adapter.adapter_for`) is merged in; `ticktock train side-channel`'s OUT/model is
-    already merged, and so is left as it is.
+    (`model.adapter.adapter_for`) is merged in (attached, if it is segment-gated); `ticktock train
+    side-channel`'s OUT/model of an ungated adapter is already merged, and so is left as it is.
     """
     path = Path(path) if path else DEFAULT_MODEL
     if (path / "model.safetensors").exists():
@@ -41,7 +43,7 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
         name = path.name
         adapter = adapter_for(path) if side_channel else None
         if adapter is not None and not _merged(path):
-            merge_side_channel(model, adapter)
+            apply_side_channel(model, adapter)
             name += "+side-channel"
         elif side_channel and adapter is None:
             raise FileNotFoundError(f"no side-channel adapter for {path}: train one with `ticktock train side-channel` "

@@ -1,9 +1,11 @@
-"""Fold a side-channel adapter (PEFT LoRA + the two trained token rows) into a loaded model.
+"""Put a side-channel adapter (PEFT LoRA + the two trained token rows) into a loaded model.
 
 `ticktock train side-channel` saves `adapter/` (PEFT's `adapter_config.json` and
-`adapter_model.safetensors`, plus `asr_rows.safetensors`); the shipped model keeps a copy
-in `ticktock-tiny-side-channel/`, beside it. Merging needs only torch: W += (alpha / r) * B @ A,
-then the `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) are set.
+`adapter_model.safetensors`, plus `asr_rows.safetensors`, and `gate.json` for a
+segment-gated adapter); the shipped model keeps a copy in `ticktock-tiny-side-channel/`,
+beside it. Needs only torch. An ungated adapter is merged, W += (alpha / r) * B @ A; a gated
+one is attached as `GatedLoRALinear` layers that act on segment tokens only (`gated_lora`).
+Either way the `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) are set.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import torch
 from safetensors.torch import load_file
 
 from .duplex import DuplexLM
+from .gated_lora import GatedLoRALinear
 
 ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
 _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
+GATE_FILE = "gate.json"  # {"gate": "segment"}: the adapter acts on segment tokens only
 
 
 def adapter_for(model_dir: str | Path) -> Path | None:
@@ -30,10 +34,14 @@ def adapter_for(model_dir: str | Path) -> Path | None:
     return None
 
 
-@torch.no_grad()
-def merge_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
-    """Merge the adapter at `adapter` into `model` in place and return it."""
-    adapter = Path(adapter)
+def is_gated(adapter: str | Path) -> bool:
+    """Was this adapter trained to act on segment tokens only (`ticktock train side-channel --gate segment`)?"""
+    f = Path(adapter) / GATE_FILE
+    return f.is_file() and json.loads(f.read_text()).get("gate") == "segment"
+
+
+def _lora_pairs(model: DuplexLM, adapter: Path):
+    """Check the adapter folder; yield (layer name, Linear, A (r, in), B (out, r), scale); then set the rows."""
     cfg_file, weights, rows_file = (adapter / n for n in ("adapter_config.json", "adapter_model.safetensors",
                                                            "asr_rows.safetensors"))
     for f in (cfg_file, weights, rows_file):
@@ -47,10 +55,29 @@ def merge_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
         name = key[len(_PEFT_PREFIX):-len(".lora_A.weight")]
         if not key.startswith(_PEFT_PREFIX) or name not in modules:
             raise ValueError(f"adapter weight {key} names no layer of this model")
-        lin = modules[name]
-        a, b = state[key].float(), state[key.replace("lora_A", "lora_B")].float()  # (r, in), (out, r)
-        lin.weight += (scale * (b @ a)).to(lin.weight.dtype)
+        yield name, modules[name], state[key].float(), state[key.replace("lora_A", "lora_B")].float(), scale
     rows = load_file(str(rows_file))
     emb = model.lm.model.embed_tokens.weight
     emb[rows["ids"].to(emb.device)] = rows["weight"].to(emb.device, emb.dtype)
+
+
+@torch.no_grad()
+def merge_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
+    """Merge the adapter at `adapter` into `model` in place (every token sees it) and return it."""
+    for _, lin, a, b, scale in _lora_pairs(model, Path(adapter)):
+        lin.weight += (scale * (b @ a)).to(lin.weight.dtype)
     return model
+
+
+@torch.no_grad()
+def attach_gated_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
+    """Wrap the adapted layers of `model` (in place) so the adapter acts on segment tokens only; return it."""
+    for name, lin, a, b, scale in list(_lora_pairs(model, Path(adapter))):
+        parent, _, attr = name.rpartition(".")
+        setattr(model.lm.get_submodule(parent), attr, GatedLoRALinear(lin, a, b, scale, model.lm.gate_state))
+    return model
+
+
+def apply_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
+    """Gated adapters are attached, the others merged (`is_gated`)."""
+    return attach_gated_side_channel(model, adapter) if is_gated(adapter) else merge_side_channel(model, adapter)

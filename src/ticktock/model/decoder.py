@@ -14,6 +14,7 @@ from torch import nn
 
 from ..cache.kv import KVCache
 from .config import DecoderConfig
+from .gated_lora import GateState
 
 
 class RMSNorm(nn.Module):
@@ -111,17 +112,19 @@ class Decoder(nn.Module):
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
+        self.gate_state = GateState()  # read by segment-gated adapters (`gated_lora`), if any are attached
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         return self.model.embed_tokens(ids)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, cache: KVCache | None = None,
-                new_mask: torch.Tensor | None = None) -> torch.Tensor:
+                new_mask: torch.Tensor | None = None, gate: torch.Tensor | None = None) -> torch.Tensor:
         """Hidden states after the final norm.
 
         x: (B, T, D) input embeddings; positions: (B, T) logical positions.
         cache: when given, the T new slots must already be reserved; attention covers all resident slots.
         new_mask: (T, T) bool among the new tokens (True = attend); default causal.
+        gate: (B, T) bool, where a segment-gated adapter acts (`gated_lora`); ignored without one.
         Returns (B, T, D).
         """
         b, t, _ = x.shape
@@ -130,8 +133,12 @@ class Decoder(nn.Module):
         past = cache.length - t if cache is not None else 0
         mask = torch.cat([torch.ones(t, past, dtype=torch.bool, device=x.device), new_mask.to(x.device)], dim=1)
         cos, sin = rope_cos_sin(positions, self.cfg.head_dim, self.cfg.rope_theta, x.dtype)
-        for blk in self.model.layers:
-            x = blk(x, cos, sin, mask, cache)
+        self.gate_state.value = None if gate is None else gate.to(x.device)
+        try:
+            for blk in self.model.layers:
+                x = blk(x, cos, sin, mask, cache)
+        finally:
+            self.gate_state.value = None
         return self.model.norm(x)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:

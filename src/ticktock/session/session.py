@@ -146,12 +146,6 @@ class DuplexSession:
         if seg.tokens:
             res.asr, res.asr_forced = self.protocol.decode(seg.transcript), seg.forced
 
-    def kind_of(self, token: int, decision: int | None = None) -> SlotKind:
-        kind = self.protocol.output_kind(token)
-        if kind == SlotKind.TEXT and decision == self.protocol.id("tool"):
-            return SlotKind.TOOL
-        return kind
-
     # ------------------------------------------------------------ post-audio work
     @torch.no_grad()
     def step(self, chunk: np.ndarray, tool_result: str | None = None) -> UnitResult:
@@ -194,8 +188,7 @@ class DuplexSession:
             draft = self.decoder.propose(self.history, budget - 1) if budget > 1 else None
             if draft is not None and len(draft) == 0:
                 draft = None
-            decision = out[0] if out else None
-            tree_kinds = [int(self.kind_of(t, decision)) for t in draft.tokens] if draft else None
+            tree_kinds = rules.draft_kinds(draft.tokens, draft.parents) if draft else None
             logits = self.engine.forward(linear, self.index, draft.tokens if draft else None,
                                          draft.parents if draft else None, tree_kinds)
             if banned:

@@ -20,7 +20,7 @@ the next unit's idle work).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -112,6 +112,22 @@ class UnitRules:
             kind = SlotKind.TOOL
         self.ended = p.is_unit_end(token, self.n_response)
         return token, kind, self.ended
+
+    def draft_kinds(self, tokens: list[int], parents: list[int]) -> list[int]:
+        """The ledger kind each node of a draft tree (`Draft.tokens`/`parents`) takes if its path is committed.
+
+        A segment-gated adapter acts by kind, so a drafted segment token must be verified as one; each node
+        continues its parent's rules (the root: these), without touching them.
+        """
+        states: list[UnitRules] = []
+        kinds: list[int] = []
+        for tok, parent in zip(tokens, parents):
+            src = self if parent < 0 else states[parent]
+            state = replace(src, transcript=list(src.transcript))
+            _, kind, _ = state.feed(tok, tok)
+            states.append(state)
+            kinds.append(int(kind))
+        return kinds
 
     def banned_in_response(self) -> list[int]:
         """Token ids the response may not commit: with ``after_content`` a segment has one designated

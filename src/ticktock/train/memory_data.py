@@ -75,13 +75,16 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
 
     ids, roles, slots, opens, pos = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix), \
         list(range(len(prefix)))
+    segment = [False] * len(prefix)  # transcript words stay segment tokens after their unit's eviction
     nxt = len(prefix) + offset  # the logical position of the next token of the uncompacted session
     for k, (tr, out, rl, at) in enumerate(bodies[:u1]):
         head = [p.id("unit")] + [p.id("pad")] * e + tr
         if k < r0:  # evicted: the tool result and the kept outputs stay where they were
-            kept = [(t, i) for t, i, keep in zip(head + out, range(nxt, nxt + full[k]), keeps[k]) if keep]
-            ids += [t for t, _ in kept]
-            pos += [i for _, i in kept]
+            kept = [(t, i, r) for t, i, r, keep in zip(head + out, range(nxt, nxt + full[k]),
+                                                        [INPUT] * len(head) + rl, keeps[k]) if keep]
+            ids += [t for t, _, _ in kept]
+            pos += [i for _, i, _ in kept]
+            segment += [r == SEGMENT for _, _, r in kept]
             roles += [INPUT] * len(kept)
             slots += [-1] * len(kept)
             opens += [-1] * len(kept)
@@ -89,6 +92,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
             opened = at >= 0 and at + 1 < len(rl) and rl[at + 1] == SEGMENT
             ids += head + out
             roles += [INPUT] * len(head) + rl
+            segment += [False] * len(head) + [r == SEGMENT for r in rl]
             slots += [-1] + [(k - r0) * e + j for j in range(e)] + [-1] * (len(head) - 1 - e + len(out))
             opens += [-1] * len(head) + [int(opened) if i == at else -1 for i in range(len(out))]
             pos += range(nxt, nxt + full[k])
@@ -102,7 +106,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
         np.array(opens), np.array(pos), np.array(slots),
         np.array(prefix), np.full(len(prefix), IGNORE, dtype=np.int64), np.arange(len(prefix)),
         np.full(len(prefix), -1), window_audio(audio, r0, u1, chunk), u1 - r0,
-        memory_labels=next_labels(ids, roles, NATIVE))
+        memory_labels=next_labels(ids, roles, NATIVE), segment=np.array(segment))
 
 
 __all__ = ["RETENTION_UNITS", "build_memory_example", "kept_after_eviction", "memory_end"]

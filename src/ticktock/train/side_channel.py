@@ -19,6 +19,11 @@ and the base weights stay frozen. Loss per batch, unit weights as in the paper:
 ``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
 fp16), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
 
+``--gate segment`` trains a *segment-gated* adapter (`model.gated_lora`): the LoRA update acts
+only at a segment's tokens (the student's ``segment`` mask), so native positions run the base
+weights and differ from the base only through what they read from the segments. It cannot be
+merged: OUT/model is then the base with the two rows, and OUT/adapter carries `gate.json`.
+
 ``mem`` — with ``--memory-share`` > 0, that share of the examples are memory examples
 (`memory_data`: the context as `a2t` eviction leaves it); their retained units' native
 outputs are learnt by cross-entropy, since the base has no evicted cache to distil from.
@@ -38,6 +43,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model import DuplexLM, load_model, save_model
+from ..model.adapter import GATE_FILE
 from ..protocol import DuplexProtocol
 from .examples import IGNORE
 from .side_channel_data import SideChannelExample, SideChannelFactory
@@ -57,6 +63,7 @@ class SideChannelConfig:
     family_weights: dict[str, float] | None = None  # over-sampled task families (None: all equally)
     long_share: float = 0.0  # share of memory examples from 5-10 minute sessions (`SideChannelFactory`)
     long_max_len: int = 2048  # their window, in tokens
+    gate: str = "all"  # all: the adapter acts on every token | segment: on a segment's tokens only
 
 
 # ------------------------------------------------------------------ parameters
@@ -66,6 +73,21 @@ def attach_lora(model: DuplexLM, rank: int = 16, alpha: int = 32):
 
     cfg = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(LORA_TARGETS), lora_dropout=0.0, bias="none")
     return get_peft_model(model.lm, cfg)
+
+
+def gate_lora(peft_model, state) -> None:
+    """Make PEFT's LoRA layers act only where `state.value` (B, T) is True: each lora_B output is masked."""
+    def hook(module, inputs, output):
+        return output if state.value is None else output * state.value[..., None].to(output.dtype)
+
+    for name, module in peft_model.named_modules():
+        if name.endswith("lora_B.default"):
+            module.register_forward_hook(hook)
+
+
+def base_state(model: DuplexLM) -> dict[str, torch.Tensor]:
+    """The model's state without the PEFT LoRA weights, under the plain layer names (what `save_model` writes)."""
+    return {k.replace(".base_layer.", "."): v for k, v in model.state_dict().items() if "lora_" not in k}
 
 
 def train_rows(model: DuplexLM, ids: list[int], seed: int = 0) -> torch.nn.Parameter:
@@ -134,6 +156,8 @@ def collate_side_channel(batch: list[SideChannelExample], pad_id: int, device) -
         "audio": audio,
         "mem_labels": pad([e.memory_labels if e.memory_labels is not None else np.full(len(e.ids), IGNORE)
                            for e in batch], IGNORE),
+        "segment": pad([e.segment if e.segment is not None else np.zeros(len(e.ids), dtype=bool)
+                        for e in batch], 0) > 0,
     }
     out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
     out["audio"] = out["audio"].float()
@@ -159,15 +183,16 @@ def coarse_kl(p_t: torch.Tensor, logp_s: torch.Tensor, cols: list[int]) -> torch
 class SideChannelLoss:
     """Callable (model, batch) -> (loss, stats) for the trainer."""
 
-    def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True):
-        self.p, self.peft, self.distill = protocol, peft_model, distill
+    def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True, gated: bool = False):
+        self.p, self.peft, self.distill, self.gated = protocol, peft_model, distill, gated
         self.asr = [protocol.id("asr_start"), protocol.id("asr_end")]
 
     def __call__(self, model: DuplexLM, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
         p = self.p
         with torch.no_grad():  # the audio encoder is frozen: one encoding serves teacher and student
             emb = audio_embeddings(model, b["audio"], train=True)
-        h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"])  # (B, T, D)
+        h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"],
+                     gate=b["segment"] if self.gated else None)  # (B, T, D)
         stats: dict[str, torch.Tensor] = {}
         # the side channel: transcript tokens + <|asr_end|>, and the open decisions
         tmask = b["asr_labels"] != IGNORE
@@ -268,12 +293,17 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     if init_adapter is not None:
         load_adapter_weights(peft_model, rows, Path(init_adapter))
     n_lora = sum(prm.numel() for n, prm in peft_model.named_parameters() if "lora_" in n)
-    print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement,
+    if sc.gate not in ("all", "segment"):
+        raise ValueError(f"unknown gate {sc.gate!r}; known: all, segment")
+    gated = sc.gate == "segment"
+    if gated:
+        gate_lora(peft_model, model.lm.gate_state)
+    print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len)
-    loss_fn = SideChannelLoss(proto, peft_model, sc.distill)
+    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated)
     pad = proto.id("pad")
 
     def save(m: DuplexLM) -> None:
@@ -281,6 +311,12 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
         (out / "adapter" / "README.md").unlink(missing_ok=True)  # PEFT's generic model-card stub
         save_file({"weight": rows.detach()[asr_ids].float().cpu().contiguous(), "ids": torch.tensor(asr_ids)},
                   str(out / "adapter" / "asr_rows.safetensors"))
+        if gated:  # nothing to fold in: the model is the base (with the two rows); the gate travels with the adapter
+            (out / "adapter" / GATE_FILE).write_text(json.dumps({"gate": "segment"}))
+            plain = DuplexLM(m.cfg)
+            plain.load_state_dict(base_state(m))
+            save_model(plain, tokenizer, out / "model")
+            return
         peft_model.merge_and_unload()  # LoRA folded into the decoder's own Linear layers
         save_model(m, tokenizer, out / "model")
 

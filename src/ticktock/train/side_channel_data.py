@@ -40,6 +40,7 @@ class SideChannelExample:
     audio: np.ndarray  # ((U+1)*chunk + 240,) float16, shared by both sequences
     n_units: int
     memory_labels: np.ndarray | None = None  # (T,) native targets learnt by cross-entropy (memory examples)
+    segment: np.ndarray | None = None  # (T,) bool: a segment token (where a segment-gated adapter acts)
 
 
 def unit_tokens(protocol: DuplexProtocol, unit: UnitSpec, words: str, placement: str | None) -> tuple[list[int], list[int], int]:
@@ -111,7 +112,7 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
     return SideChannelExample(
         np.array(ids), labels, asr_labels, np.array(opens), np.array(window_positions(len(prefix), len(ids), offset)),
         np.array(slots), np.array(t_ids), t_labels, np.array(window_positions(len(prefix), len(t_ids), offset)),
-        np.array(t_slots), window_audio(audio, u0, u1, chunk), u1 - u0)
+        np.array(t_slots), window_audio(audio, u0, u1, chunk), u1 - u0, segment=np.array(roles) == SEGMENT)
 
 
 def next_labels(seq: list[int], roles: list[int], role: int, skip: int | None = None) -> np.ndarray:
