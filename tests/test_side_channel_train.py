@@ -35,6 +35,16 @@ def test_word_units_user_words_once_each():
     assert word_units(words, 3) == ["book", "a flight", "late"]  # the last word past the end goes to the last unit
 
 
+def test_delay_jitter_draws_one_delay_per_session(protocol):
+    from ticktock.train.side_channel_data import SideChannelFactory
+
+    assert {SideChannelFactory(protocol).delay_for(s) for s in range(20)} == {0.5}
+    jittered = SideChannelFactory(protocol, delay_jitter=0.3)
+    delays = [jittered.delay_for(s) for s in range(200)]
+    assert all(0.2 <= d <= 0.8 for d in delays) and min(delays) < 0.3 and max(delays) > 0.7
+    assert delays == [jittered.delay_for(s) for s in range(200)]  # a session's delay depends on its seed only
+
+
 @pytest.mark.parametrize("placement", ["after_decision", "after_content"])
 def test_student_is_teacher_plus_segments(protocol, placement):
     p = protocol
@@ -140,10 +150,11 @@ def test_gated_lora_in_training_acts_on_segment_tokens_only(protocol):
     with torch.no_grad():
         ref = base.lm(x, pos)
         torch.testing.assert_close(model.lm(x, pos, gate=torch.zeros_like(gate)), ref, atol=1e-5, rtol=1e-5)
-    out = model.lm(x, pos, gate=gate)
+    with torch.enable_grad():  # other tests may have switched autograd off in this process
+        out = model.lm(x, pos, gate=gate)
+        out[:, :2].sum().backward()
     torch.testing.assert_close(out[:, :2], ref[:, :2], atol=1e-5, rtol=1e-5)  # causal: before the segment, the base
     assert not torch.allclose(out[:, 2:], ref[:, 2:], atol=1e-3)
-    out[:, :2].sum().backward()
     assert all(prm.grad is None or not prm.grad.any() for n, prm in peft_model.named_parameters() if "lora_" in n)
 
 

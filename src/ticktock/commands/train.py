@@ -57,6 +57,9 @@ def add_parser(sub) -> None:
     s.add_argument("--long-max-len", type=int, default=2048, help="tokens per window of those examples")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
+    s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
+                   help="per session, assign words to units with δ = 0.5 s ± this (the model's own segments "
+                        "come a little early or late; docs/side-channel.md)")
     s.add_argument("--init-adapter", default=None, help="continue from this adapter folder (default: a fresh one)")
     s.set_defaults(func=run_side_channel)
 
@@ -91,7 +94,8 @@ def run_side_channel(args: argparse.Namespace) -> int:
         raise SystemExit(f"--long-max-len ({args.long_max_len}) must be at least --max-len ({args.max_len})")
     sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill, memory_share=args.memory_share,
                            family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
-                           long_max_len=args.long_max_len, gate=args.gate)
+                           long_max_len=args.long_max_len, gate=args.gate,
+                           delay_jitter=args.delay_jitter)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

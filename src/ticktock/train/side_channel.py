@@ -64,6 +64,7 @@ class SideChannelConfig:
     long_share: float = 0.0  # share of memory examples from 5-10 minute sessions (`SideChannelFactory`)
     long_max_len: int = 2048  # their window, in tokens
     gate: str = "all"  # all: the adapter acts on every token | segment: on a segment's tokens only
+    delay_jitter: float = 0.0  # seconds: per session, words go to units by δ = 0.5 ± this (`SideChannelFactory`)
 
 
 # ------------------------------------------------------------------ parameters
@@ -302,7 +303,8 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
-                                                      sc.family_weights, sc.long_share, sc.long_max_len)
+                                                      sc.family_weights, sc.long_share, sc.long_max_len,
+                                                      delay_jitter=sc.delay_jitter)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated)
     pad = proto.id("pad")
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..protocol import Decision, DuplexProtocol
-from .examples import IGNORE, UnitSpec, choose_window, window_audio, window_positions, word_units
+from .examples import (EMISSION_DELAY_S, IGNORE, UnitSpec, choose_window, window_audio, window_positions,
+                       word_units)
 
 PLACEMENT_CHOICES = ("after_decision", "after_content", "both")
 
@@ -140,7 +141,10 @@ class SideChannelFactory:
     examples cut from 5-10 minute `long` sessions (training voices, their own seeds), in windows of up
     to `long_max_len` tokens: the contexts `a2t` leaves after minutes, with a recall question's facts
     thousands of positions back. Rendering one takes seconds, so each worker cuts `long_reuse`
-    examples (different ends) from each long session it renders.
+    examples (different ends) from each long session it renders. `delay_jitter` J draws the emission
+    delay δ of `word_units` per rendered session from [0.5 − J, 0.5 + J] s: at inference the model opens
+    its segments a little earlier or later than the δ = 0.5 s rule, and distillation should cover the
+    contexts that this leaves too, not the rule's alone (one δ per session keeps the words in order).
     """
 
     protocol: DuplexProtocol
@@ -151,6 +155,7 @@ class SideChannelFactory:
     long_share: float = 0.0
     long_max_len: int = 2048
     long_reuse: int = 16
+    delay_jitter: float = 0.0  # each session's words go to units by δ = 0.5 s ± this (seconds), drawn per session
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -185,4 +190,11 @@ class SideChannelFactory:
 
         r = render_script(script, "train", renderer, seed=seed)
         units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
-        return r.script.system, units, word_units(r.words, r.script.n_units, self.protocol.chunk_seconds), r.audio
+        words = word_units(r.words, r.script.n_units, self.protocol.chunk_seconds, self.delay_for(seed))
+        return r.script.system, units, words, r.audio
+
+    def delay_for(self, seed: int) -> float:
+        """The emission delay δ (seconds) of the session rendered from `seed`."""
+        if self.delay_jitter <= 0:
+            return EMISSION_DELAY_S
+        return max(0.0, EMISSION_DELAY_S + random.Random(f"delay:{seed}").uniform(-self.delay_jitter, self.delay_jitter))
