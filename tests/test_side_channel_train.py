@@ -42,7 +42,20 @@ def test_delay_jitter_draws_one_delay_per_session(protocol):
     jittered = SideChannelFactory(protocol, delay_jitter=0.3)
     delays = [jittered.delay_for(s) for s in range(200)]
     assert all(0.2 <= d <= 0.8 for d in delays) and min(delays) < 0.3 and max(delays) > 0.7
+    assert 70 <= delays.count(0.5) <= 130  # half the sessions keep the rule's timing
     assert delays == [jittered.delay_for(s) for s in range(200)]  # a session's delay depends on its seed only
+
+
+def test_jittered_sessions_teach_through_distillation_only(protocol):
+    from ticktock.train.side_channel_data import SideChannelFactory
+
+    audio = np.random.default_rng(0).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+    ex = build_side_channel_example(protocol, "hello", UNITS, WORDS, audio, random.Random(0), "after_content")
+    assert (ex.asr_labels != IGNORE).any() and (ex.open_target >= 0).any()
+    labels = ex.labels.copy()
+    out = SideChannelFactory._distill_only(ex)
+    assert (out.asr_labels == IGNORE).all() and (out.open_target == -1).all()
+    assert np.array_equal(out.labels, labels) and (out.teacher_labels != IGNORE).any()  # distillation kept
 
 
 @pytest.mark.parametrize("placement", ["after_decision", "after_content"])

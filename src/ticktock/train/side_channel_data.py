@@ -141,10 +141,13 @@ class SideChannelFactory:
     examples cut from 5-10 minute `long` sessions (training voices, their own seeds), in windows of up
     to `long_max_len` tokens: the contexts `a2t` leaves after minutes, with a recall question's facts
     thousands of positions back. Rendering one takes seconds, so each worker cuts `long_reuse`
-    examples (different ends) from each long session it renders. `delay_jitter` J draws the emission
-    delay δ of `word_units` per rendered session from [0.5 − J, 0.5 + J] s: at inference the model opens
-    its segments a little earlier or later than the δ = 0.5 s rule, and distillation should cover the
-    contexts that this leaves too, not the rule's alone (one δ per session keeps the words in order).
+    examples (different ends) from each long session it renders.
+
+    `delay_jitter` J: at inference the model opens its segments a little earlier or later than the
+    δ = 0.5 s rule, and distillation should cover the contexts that leaves too, not the rule's alone.
+    Half the rendered sessions draw their emission delay δ from [0.5 − J, 0.5 + J] s (one δ per session
+    keeps the words in order) and teach through distillation only: their transcript and open-decision
+    targets are dropped, so the side channel itself still learns the rule's timing.
     """
 
     protocol: DuplexProtocol
@@ -155,7 +158,7 @@ class SideChannelFactory:
     long_share: float = 0.0
     long_max_len: int = 2048
     long_reuse: int = 16
-    delay_jitter: float = 0.0  # each session's words go to units by δ = 0.5 s ± this (seconds), drawn per session
+    delay_jitter: float = 0.0  # half the sessions put their words in units by δ = 0.5 s ± this (seconds)
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -167,15 +170,23 @@ class SideChannelFactory:
         if self.long_share > 0 and rng.random() < self.long_share:
             session = _WORKER.get("long")
             if session is None or session[1] <= 0:
-                session = _WORKER["long"] = [self._render_long(renderer, seed), self.long_reuse]
+                session = _WORKER["long"] = [self._render_long(renderer, seed), self.long_reuse, seed]
             session[1] -= 1
-            return build_memory_example(self.protocol, *session[0], rng, pick_placement(self.placement, rng),
-                                        self.long_max_len, max_gap=0)  # the gaps are real here
+            ex = build_memory_example(self.protocol, *session[0], rng, pick_placement(self.placement, rng),
+                                      self.long_max_len, max_gap=0)  # the gaps are real here
+            return self._distill_only(ex) if self.delay_for(session[2]) != EMISSION_DELAY_S else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
         system, units, words, audio = self._render(script, renderer, seed)
         build = build_memory_example if rng.random() < self.memory_share else build_side_channel_example
-        return build(self.protocol, system, units, words, audio, rng, pick_placement(self.placement, rng),
-                     self.max_len)
+        ex = build(self.protocol, system, units, words, audio, rng, pick_placement(self.placement, rng), self.max_len)
+        return self._distill_only(ex) if self.delay_for(seed) != EMISSION_DELAY_S else ex
+
+    @staticmethod
+    def _distill_only(ex: SideChannelExample) -> SideChannelExample:
+        """Drop the side channel's own targets (a jittered session's timing is not the rule's)."""
+        ex.asr_labels[:] = IGNORE
+        ex.open_target[:] = -1
+        return ex
 
     def _render_long(self, renderer, seed: int) -> tuple:
         from ..scenarios.suites import GENERATORS
@@ -194,7 +205,8 @@ class SideChannelFactory:
         return r.script.system, units, words, r.audio
 
     def delay_for(self, seed: int) -> float:
-        """The emission delay δ (seconds) of the session rendered from `seed`."""
-        if self.delay_jitter <= 0:
+        """The emission delay δ (seconds) of the session rendered from `seed`: the rule's for half of them."""
+        rng = random.Random(f"delay:{seed}")
+        if self.delay_jitter <= 0 or rng.random() < 0.5:
             return EMISSION_DELAY_S
-        return max(0.0, EMISSION_DELAY_S + random.Random(f"delay:{seed}").uniform(-self.delay_jitter, self.delay_jitter))
+        return max(0.0, EMISSION_DELAY_S + rng.uniform(-self.delay_jitter, self.delay_jitter))
