@@ -58,8 +58,9 @@ def add_parser(sub) -> None:
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
-                   help="per session, assign words to units with δ = 0.5 s ± this (the model's own segments "
-                        "come a little early or late; docs/side-channel.md)")
+                   help="half the sessions assign words to units with δ = 0.5 s ± this and teach through "
+                        "distillation only (the model's own segments come a little early or late; "
+                        "docs/side-channel.md)")
     s.add_argument("--init-adapter", default=None, help="continue from this adapter folder (default: a fresh one)")
     s.set_defaults(func=run_side_channel)
 

@@ -64,7 +64,7 @@ class SideChannelConfig:
     long_share: float = 0.0  # share of memory examples from 5-10 minute sessions (`SideChannelFactory`)
     long_max_len: int = 2048  # their window, in tokens
     gate: str = "all"  # all: the adapter acts on every token | segment: on a segment's tokens only
-    delay_jitter: float = 0.0  # seconds: per session, words go to units by δ = 0.5 ± this (`SideChannelFactory`)
+    delay_jitter: float = 0.0  # seconds: half the sessions use δ = 0.5 ± this, distillation only (`SideChannelFactory`)
 
 
 # ------------------------------------------------------------------ parameters
