@@ -15,7 +15,7 @@ import torch
 
 from .cache.kv import KVCache
 from .model.duplex import DuplexLM
-from .model.gated_lora import segment_gate
+from .model.gated_lora import has_gated_lora, segment_gate
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Engine:
                              dtype=model.dtype, device=model.device)
         self.clock = clock
         self.records: list[ForwardRecord] = []
+        self.gated = has_gated_lora(model)  # a segment-gated adapter needs each forward's gate (its slot kinds)
 
     @torch.no_grad()
     def forward(self, linear: list[Segment], unit: int, tree_tokens: list[int] | None = None,
@@ -79,7 +80,7 @@ class Engine:
             mask[n_lin:, n_lin:] = anc
         x = m.embed_segments(segs)
         cache.reserve(pos, unit, kinds)
-        h = m.lm(x, pos[None].to(m.device), cache, mask, gate=segment_gate(kinds))
+        h = m.lm(x, pos[None].to(m.device), cache, mask, gate=segment_gate(kinds) if self.gated else None)
         return m.lm.logits(h[0, n_lin - 1:])
 
     def reset(self) -> None:

@@ -50,7 +50,6 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from .engine import Engine, Segment, tree_structure
 from .model.decoder import rope_cos_sin
 from .model.duplex import DuplexLM
-from .model.gated_lora import has_gated_lora
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 MODES = ("auto", "eager", "static", "graph")
@@ -169,7 +168,6 @@ class FastEngine(Engine):
         self.graphs: dict[tuple[int, int], tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
         self.fast_forwards = 0  # forwards that took the static path (for tests and reports)
         self.blocks: list[PackedBlock] | None = None
-        self.gated = has_gated_lora(model)  # packed weights carry no per-token adapter: such a model runs eager
 
     # ------------------------------------------------------------ which path
     @property
@@ -185,6 +183,7 @@ class FastEngine(Engine):
         t = n_lin + len(tree_tokens)
         tb = query_bucket(t, self.buckets)
         cache = self.cache
+        # packed weights carry no per-token adapter: a model with a segment-gated one runs eager
         if self.gated or not self.uses_static or n_lin < 1 or tb is None or cache.length + tb > cache.max_slots:
             return super()._forward(linear, unit, tree_tokens, tree_parents, tree_kinds)
         self._ensure_ready()
