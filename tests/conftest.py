@@ -43,15 +43,14 @@ def random_model(seed: int, vocab: int, audio_scale: float = 1.0, std: float = 0
 
 def gate_random_adapter(model: DuplexLM, seed: int, scale: float = 1.0) -> DuplexLM:
     """Attach a random segment-gated adapter (`GatedLoRALinear`, rank 4) to every q/v/down projection, in place."""
-    from ticktock.model.gated_lora import GatedLoRALinear
+    from ticktock.model.gated_lora import gate_layer
 
     g = torch.Generator().manual_seed(seed)
     for name, mod in list(model.lm.named_modules()):
         if name.endswith(("q_proj", "v_proj", "down_proj")):
             out_f, in_f = mod.weight.shape
             a, b = torch.randn(4, in_f, generator=g), torch.randn(out_f, 4, generator=g) * 0.5
-            parent, _, attr = name.rpartition(".")
-            setattr(model.lm.get_submodule(parent), attr, GatedLoRALinear(mod, a, b, scale, model.lm.gate_state))
+            gate_layer(model.lm, name, a, b, scale)
     return model
 
 

@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file
 
 from .duplex import DuplexLM
-from .gated_lora import GatedLoRALinear
+from .gated_lora import gate_layer
 
 ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
 _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
@@ -40,8 +40,8 @@ def is_gated(adapter: str | Path) -> bool:
     return f.is_file() and json.loads(f.read_text()).get("gate") == "segment"
 
 
-def _lora_pairs(model: DuplexLM, adapter: Path):
-    """Check the adapter folder; yield (layer name, Linear, A (r, in), B (out, r), scale); then set the rows."""
+def _lora_pairs(model: DuplexLM, adapter: Path) -> list[tuple[str, torch.Tensor, torch.Tensor, float]]:
+    """Check the adapter folder; per adapted layer: (layer name, A (r, in), B (out, r), scale)."""
     cfg_file, weights, rows_file = (adapter / n for n in ("adapter_config.json", "adapter_model.safetensors",
                                                            "asr_rows.safetensors"))
     for f in (cfg_file, weights, rows_file):
@@ -51,12 +51,18 @@ def _lora_pairs(model: DuplexLM, adapter: Path):
     scale = cfg["lora_alpha"] / cfg["r"]
     state = load_file(str(weights))
     modules = dict(model.lm.named_modules())
+    pairs = []
     for key in sorted(k for k in state if k.endswith(".lora_A.weight")):
         name = key[len(_PEFT_PREFIX):-len(".lora_A.weight")]
         if not key.startswith(_PEFT_PREFIX) or name not in modules:
             raise ValueError(f"adapter weight {key} names no layer of this model")
-        yield name, modules[name], state[key].float(), state[key.replace("lora_A", "lora_B")].float(), scale
-    rows = load_file(str(rows_file))
+        pairs.append((name, state[key].float(), state[key.replace("lora_A", "lora_B")].float(), scale))
+    return pairs
+
+
+def _set_rows(model: DuplexLM, adapter: Path) -> None:
+    """The `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) from `asr_rows.safetensors`."""
+    rows = load_file(str(adapter / "asr_rows.safetensors"))
     emb = model.lm.model.embed_tokens.weight
     emb[rows["ids"].to(emb.device)] = rows["weight"].to(emb.device, emb.dtype)
 
@@ -64,17 +70,21 @@ def _lora_pairs(model: DuplexLM, adapter: Path):
 @torch.no_grad()
 def merge_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
     """Merge the adapter at `adapter` into `model` in place (every token sees it) and return it."""
-    for _, lin, a, b, scale in _lora_pairs(model, Path(adapter)):
+    adapter = Path(adapter)
+    for name, a, b, scale in _lora_pairs(model, adapter):
+        lin = model.lm.get_submodule(name)
         lin.weight += (scale * (b @ a)).to(lin.weight.dtype)
+    _set_rows(model, adapter)
     return model
 
 
 @torch.no_grad()
 def attach_gated_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
     """Wrap the adapted layers of `model` (in place) so the adapter acts on segment tokens only; return it."""
-    for name, lin, a, b, scale in list(_lora_pairs(model, Path(adapter))):
-        parent, _, attr = name.rpartition(".")
-        setattr(model.lm.get_submodule(parent), attr, GatedLoRALinear(lin, a, b, scale, model.lm.gate_state))
+    adapter = Path(adapter)
+    for name, a, b, scale in _lora_pairs(model, adapter):
+        gate_layer(model.lm, name, a, b, scale)
+    _set_rows(model, adapter)
     return model
 
 

@@ -52,5 +52,12 @@ class GatedLoRALinear(nn.Module):
         return y + self.scale * delta * gate[..., None].to(delta.dtype)
 
 
+def gate_layer(decoder: nn.Module, name: str, a: torch.Tensor, b: torch.Tensor, scale: float) -> None:
+    """Replace the Linear `name` of `decoder` (a `Decoder`) by a `GatedLoRALinear` reading its gate state."""
+    parent, _, attr = name.rpartition(".")
+    base = decoder.get_submodule(name)
+    setattr(decoder.get_submodule(parent), attr, GatedLoRALinear(base, a, b, scale, decoder.gate_state))
+
+
 def has_gated_lora(module: nn.Module) -> bool:
     return any(isinstance(m, GatedLoRALinear) for m in module.modules())

@@ -170,16 +170,17 @@ class SideChannelFactory:
         if self.long_share > 0 and rng.random() < self.long_share:
             session = _WORKER.get("long")
             if session is None or session[1] <= 0:
-                session = _WORKER["long"] = [self._render_long(renderer, seed), self.long_reuse, seed]
+                session = _WORKER["long"] = [self._render_long(renderer, seed), self.long_reuse,
+                                             self._jitter(seed) is not None]
             session[1] -= 1
             ex = build_memory_example(self.protocol, *session[0], rng, pick_placement(self.placement, rng),
                                       self.long_max_len, max_gap=0)  # the gaps are real here
-            return self._distill_only(ex) if self.delay_for(session[2]) != EMISSION_DELAY_S else ex
+            return self._distill_only(ex) if session[2] else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
         system, units, words, audio = self._render(script, renderer, seed)
         build = build_memory_example if rng.random() < self.memory_share else build_side_channel_example
         ex = build(self.protocol, system, units, words, audio, rng, pick_placement(self.placement, rng), self.max_len)
-        return self._distill_only(ex) if self.delay_for(seed) != EMISSION_DELAY_S else ex
+        return self._distill_only(ex) if self._jitter(seed) is not None else ex
 
     @staticmethod
     def _distill_only(ex: SideChannelExample) -> SideChannelExample:
@@ -206,7 +207,12 @@ class SideChannelFactory:
 
     def delay_for(self, seed: int) -> float:
         """The emission delay δ (seconds) of the session rendered from `seed`: the rule's for half of them."""
+        jittered = self._jitter(seed)
+        return EMISSION_DELAY_S if jittered is None else jittered
+
+    def _jitter(self, seed: int) -> float | None:
+        """The jittered δ of the session rendered from `seed`, or None if it keeps the rule's."""
         rng = random.Random(f"delay:{seed}")
         if self.delay_jitter <= 0 or rng.random() < 0.5:
-            return EMISSION_DELAY_S
+            return None
         return max(0.0, EMISSION_DELAY_S + rng.uniform(-self.delay_jitter, self.delay_jitter))
