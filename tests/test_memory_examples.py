@@ -12,7 +12,7 @@ import torch
 from ticktock.cache.policies.acoustic_to_text import ACOUSTIC_KINDS
 from ticktock.protocol import Decision
 from ticktock.train.examples import IGNORE, UnitSpec
-from ticktock.train.memory_data import RETENTION_UNITS, build_memory_example
+from ticktock.train.memory_data import RETENTION_UNITS, build_memory_example, memory_end
 from ticktock.train.side_channel_data import NATIVE, SEGMENT, unit_tokens
 
 from conftest import random_model
@@ -132,21 +132,40 @@ def test_memory_examples_train_and_adapter_resumes(protocol, tmp_path):
 
 def test_long_memory_examples_reach_minutes_back(shipped_protocol):
     """`long_share` examples come from a 5-10 minute session rendered once and cut `long_reuse` times: each is an
-    a2t cache within `long_max_len` tokens whose logical positions span far more than it holds."""
+    a2t cache within `long_max_len` tokens whose logical positions span far more than it holds; with
+    `recall_share` 1 each one's supervised outputs end with (the end of) one of the session's recall answers."""
+    from ticktock.scenarios.suites import GENERATORS
     from ticktock.train.base import _WORKER
     from ticktock.train.side_channel_data import SideChannelFactory
 
-    factory = SideChannelFactory(shipped_protocol, "after_content", max_len=512, long_share=1.0,
-                                 long_max_len=2048, long_reuse=6)
+    p = shipped_protocol
+    factory = SideChannelFactory(p, "after_content", max_len=512, long_share=1.0, long_max_len=2048,
+                                 long_reuse=6, recall_share=1.0)
+    answers = {r["answer"] for r in GENERATORS["long"](random.Random("train-long:100")).recall}
     _WORKER.pop("long", None)
     try:
         examples = [factory(100 + i) for i in range(6)]
-        assert _WORKER["long"][1] == 0
+        assert _WORKER["long"].left == 0
         for ex in examples:
             assert len(ex.ids) <= 2048 and np.all(np.diff(ex.positions) > 0)
-            assert (ex.memory_labels != IGNORE).any()
+            said = p.decode([int(t) for t in ex.memory_labels if t != IGNORE])
+            tail = " ".join(said.split()[-3:])  # a long answer may begin before the retained units
+            assert any(a.endswith(tail) for a in answers), (said[-80:], answers)
         assert max(int(ex.positions[-1]) for ex in examples) > 2 * 2048
         factory(200)
-        assert _WORKER["long"][1] == 5  # a fresh session once one is used up
+        assert _WORKER["long"].left == 5  # a fresh session once one is used up
     finally:
         _WORKER.pop("long", None)
+
+
+def test_memory_end_prefers_recall_answers_by_share():
+    full, compact = [20] * 30, [5] * 30
+    ends = [memory_end(full, compact, 10, 5, 400, [4, 9], random.Random(s), recall_ends=[25], recall_share=1.0)
+            for s in range(20)]
+    assert set(ends) == {25}
+    for s in range(50):  # share 0: exactly the draw without recall ends (any fitting unit or a reply end)
+        assert (memory_end(full, compact, 10, 5, 400, [4, 9], random.Random(s), recall_ends=[25])
+                == memory_end(full, compact, 10, 5, 400, [4, 9], random.Random(s)))
+    too_far = {memory_end(full, compact, 10, 5, 150, [4, 9], random.Random(s), recall_ends=[25], recall_share=1.0)
+               for s in range(20)}
+    assert 25 not in too_far  # a recall end that does not fit max_len is never forced

@@ -14,6 +14,7 @@ from ticktock.scenarios import (CHUNK_S, FAMILIES, HELDOUT_VOICES, RESPONSE_DELA
                                 make_scripts, onset_unit, parse_call, realize, render_script,
                                 render_session, run_tool, write_suite)
 from ticktock.scenarios.text import speech_pieces
+from ticktock.scenarios.intents.memo import dictation
 from ticktock.scenarios.voices import draw_voice
 
 needs_espeak = pytest.mark.skipif(not espeak_available(), reason="espeak-ng not installed")
@@ -109,6 +110,24 @@ def test_long_session_has_recall() -> None:
     assert sum("recall" in u.tags and u.turn_end for u in s.units) == len(s.recall)
 
 
+def test_long_session_asks_only_about_the_latest_memo_of_each_subject(monkeypatch) -> None:
+    """Two shopping lists make "what was the first item?" ambiguous: the newer one is what it asks about."""
+    from ticktock.scenarios import families
+
+    memos = []
+    monkeypatch.setattr(families, "dictation", lambda rng: memos.append(dictation(rng)) or memos[-1])
+    repeated = 0
+    for seed in range(6):
+        memos.clear()
+        s = families.long_session(random.Random(seed), minutes=4)
+        latest = {m.subject: m for m in memos}
+        repeated += len(memos) - len(latest)
+        for r in s.recall:
+            owner = [m for m in memos if (r["question"], r["answer"]) in m.questions][-1]
+            assert latest[owner.subject] is owner, (r, owner.subject)
+    assert repeated > 0  # the sessions did dictate a subject twice
+
+
 def test_corpus_texts() -> None:
     lines = corpus_texts(n_scripts=90)
     assert len(lines) > 500 and len(set(lines)) == len(lines)
@@ -182,3 +201,18 @@ def test_function_words_do_not_merge(renderer: EspeakRenderer) -> None:
     clips = renderer.words(["of", "the", "that", "there", "were"], Voice("en-gb-x-rp+f5", 180, 50))
     assert set(clips) == {"of", "the", "that", "there", "were"}
     assert all(0.05 < len(c) / SAMPLE_RATE < 0.7 for c in clips.values())
+
+
+def test_a_cached_suite_from_older_scripts_is_stale() -> None:
+    """A suite rendered before the generator changed is rendered again, not silently reused."""
+    from ticktock.scenarios.store import is_stale
+    from ticktock.scenarios.suites import make_scripts
+
+    entries = [s.to_dict() for s in make_scripts("quick")]
+    for e in entries:  # rendering moves the times: that alone is no change
+        for u in e["utterances"]:
+            u["end_s"] += 0.3
+    assert not is_stale("quick", entries)
+    recall = next(e for e in entries if e["recall"])
+    recall["recall"][0]["answer"] += " (changed)"
+    assert is_stale("quick", entries)

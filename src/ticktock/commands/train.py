@@ -55,6 +55,8 @@ def add_parser(sub) -> None:
     s.add_argument("--long-share", type=float, default=0.0,
                    help="share of memory examples cut from 5-10 minute sessions (recall over minutes)")
     s.add_argument("--long-max-len", type=int, default=2048, help="tokens per window of those examples")
+    s.add_argument("--recall-share", type=float, default=0.0,
+                   help="share of those examples that end at a recall answer (a long session asks only at its end)")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -88,7 +90,7 @@ def run_side_channel(args: argparse.Namespace) -> int:
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
     from ..train.base import parse_family_weights
 
-    for name in ("memory_share", "long_share"):
+    for name in ("memory_share", "long_share", "recall_share"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise SystemExit(f"--{name.replace('_', '-')} must be within [0, 1], got {getattr(args, name)}")
     if args.long_max_len < args.max_len:
@@ -96,7 +98,7 @@ def run_side_channel(args: argparse.Namespace) -> int:
     sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill, memory_share=args.memory_share,
                            family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
                            long_max_len=args.long_max_len, gate=args.gate,
-                           delay_jitter=args.delay_jitter)
+                           delay_jitter=args.delay_jitter, recall_share=args.recall_share)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

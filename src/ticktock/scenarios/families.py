@@ -148,13 +148,14 @@ def long_session(rng: random.Random, minutes: float | None = None) -> Script:
     """5-10 minutes of dictation and conversation (every kind of turn), then recall questions."""
     target_s = 60 * (minutes if minutes is not None else rng.uniform(5, 10))
     events: list[Event] = []
-    pool: list[tuple[str, str]] = []
+    latest: dict[str, list[tuple[str, str]]] = {}  # subject -> its latest memo's questions
     while layout(Plan(events)).n_units < target_s:
         kind = rng.choice(["memo", "memo", "qa", "tool", "long", "reason", "pause", "background"])
         if kind == "memo":
             m = dictation(rng)
             events += [user(rng, m.request), Reply(m.ack)]
-            pool += m.questions
+            # "what was the first item?" after two shopping lists asks about the newer one
+            latest[m.subject] = m.questions
         elif kind == "pause":
             ex = _mixed_request(rng)
             a, b = ex.split(rng)
@@ -165,6 +166,7 @@ def long_session(rng: random.Random, minutes: float | None = None) -> Script:
             gen = {"qa": short_question, "tool": tool_request, "long": long_request,
                    "reason": word_problem}[kind]
             events += turn(rng, gen(rng))
+    pool = [qa for qs in latest.values() for qa in qs]
     asked = rng.sample(pool, min(len(pool), rng.randint(3, 6)))
     for q, a in asked:
         events += [user(rng, q), Reply(a, tags=["recall"])]

@@ -19,6 +19,7 @@ gap of up to `max_gap` positions (as if more units had come and gone there).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -36,9 +37,12 @@ def kept_after_eviction(protocol: DuplexProtocol, tokens: list[int]) -> list[boo
 
 
 def memory_end(full: list[int], compact: list[int], prefix_len: int, retention: int, max_len: int,
-               reply_ends: list[int], rng: random.Random) -> int:
+               reply_ends: list[int], rng: random.Random, recall_ends: Sequence[int] = (),
+               recall_share: float = 0.0) -> int:
     """The window's end u1 (exclusive): the retained units [u1 - retention, u1) whole, the rest compacted,
-    all within `max_len`. Half the time the end of a reply, so whole answers are learnt; else anywhere."""
+    all within `max_len`. With probability `recall_share` the end of a recall answer (when one fits): a
+    long session asks its questions only at its end, so a window drawn anywhere rarely holds one. Else
+    half the time the end of a reply, so whole answers are learnt; else anywhere."""
     def size(u1: int) -> int:
         r0 = max(0, u1 - retention)
         return prefix_len + sum(compact[:r0]) + sum(full[r0:u1])
@@ -46,6 +50,9 @@ def memory_end(full: list[int], compact: list[int], prefix_len: int, retention: 
     fits = [u1 for u1 in range(1, len(full) + 1) if size(u1) <= max_len]
     if not fits:
         raise ValueError(f"no unit of the session fits max_len={max_len}")
+    recalls = [u for u in recall_ends if u in fits]
+    if recalls and recall_share > 0 and rng.random() < recall_share:  # share 0 draws as before
+        return rng.choice(recalls)
     ends = [u for u in reply_ends if u in fits]
     return rng.choice(ends) if ends and rng.random() < 0.5 else rng.choice(fits)
 
@@ -53,10 +60,12 @@ def memory_end(full: list[int], compact: list[int], prefix_len: int, retention: 
 def build_memory_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], words: list[str],
                          audio: np.ndarray, rng: random.Random, placement: str, max_len: int = 512,
                          max_offset: int = 3000, retention_units: int = RETENTION_UNITS,
-                         max_gap: int = 200) -> SideChannelExample:
+                         max_gap: int = 200, recall_ends: Sequence[int] = (),
+                         recall_share: float = 0.0) -> SideChannelExample:
     """The session from its start to a random unit as `a2t` leaves the cache (see the module docstring).
 
-    words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz.
+    words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz;
+    recall_ends: the unit after each recall answer (`memory_end` ends there with `recall_share`).
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
@@ -68,7 +77,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     compact = [sum(k) for k in keeps]
     reply_ends = [k + 1 for k, u in enumerate(units)
                   if u.content and (k + 1 == len(units) or not units[k + 1].content)]
-    u1 = memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends, rng)
+    u1 = memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends, rng, recall_ends, recall_share)
     r0 = max(0, u1 - retention_units)
     offset = 0 if rng.random() < 0.5 else rng.randrange(max_offset)
     spread = max_gap > 0 and rng.random() < 0.5

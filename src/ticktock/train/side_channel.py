@@ -65,6 +65,7 @@ class SideChannelConfig:
     long_max_len: int = 2048  # their window, in tokens
     gate: str = "all"  # all: the adapter acts on every token | segment: on a segment's tokens only
     delay_jitter: float = 0.0  # seconds: half the sessions use δ = 0.5 ± this, distillation only (`SideChannelFactory`)
+    recall_share: float = 0.0  # long examples that end at a recall answer (`SideChannelFactory`)
 
 
 # ------------------------------------------------------------------ parameters
@@ -301,10 +302,11 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
         gate_lora(peft_model, model.lm.gate_state)
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
+                      "recall_share": sc.recall_share,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len,
-                                                      delay_jitter=sc.delay_jitter)
+                                                      delay_jitter=sc.delay_jitter, recall_share=sc.recall_share)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated)
     pad = proto.id("pad")
 

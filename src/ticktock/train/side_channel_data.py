@@ -133,6 +133,16 @@ def pick_placement(choice: str, rng: random.Random) -> str:
 
 
 @dataclass
+class LongSession:
+    """A worker's rendered long session, cut into `left` more examples."""
+
+    rendered: tuple  # (system, units, per-unit words, audio)
+    recall_ends: list[int]  # the unit after each recall answer
+    left: int
+    distill_only: bool  # its timing is jittered (`SideChannelFactory.delay_jitter`)
+
+
+@dataclass
 class SideChannelFactory:
     """Fork-safe callable: seed -> one `SideChannelExample` from a freshly rendered training session.
 
@@ -141,7 +151,8 @@ class SideChannelFactory:
     examples cut from 5-10 minute `long` sessions (training voices, their own seeds), in windows of up
     to `long_max_len` tokens: the contexts `a2t` leaves after minutes, with a recall question's facts
     thousands of positions back. Rendering one takes seconds, so each worker cuts `long_reuse`
-    examples (different ends) from each long session it renders.
+    examples (different ends) from each long session it renders; `recall_share` of them end at a
+    recall answer, the only place a long session asks about what it was told.
 
     `delay_jitter` J: at inference the model opens its segments a little earlier or later than the
     δ = 0.5 s rule, and distillation should cover the contexts that leaves too, not the rule's alone.
@@ -159,6 +170,7 @@ class SideChannelFactory:
     long_max_len: int = 2048
     long_reuse: int = 16
     delay_jitter: float = 0.0  # half the sessions put their words in units by δ = 0.5 s ± this (seconds)
+    recall_share: float = 0.0  # long examples that end at a recall answer (`memory_data.memory_end`)
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -169,13 +181,14 @@ class SideChannelFactory:
         renderer = _WORKER.setdefault("renderer", EspeakRenderer())
         if self.long_share > 0 and rng.random() < self.long_share:
             session = _WORKER.get("long")
-            if session is None or session[1] <= 0:
-                session = _WORKER["long"] = [self._render_long(renderer, seed), self.long_reuse,
-                                             self._jitter(seed) is not None]
-            session[1] -= 1
-            ex = build_memory_example(self.protocol, *session[0], rng, pick_placement(self.placement, rng),
-                                      self.long_max_len, max_gap=0)  # the gaps are real here
-            return self._distill_only(ex) if session[2] else ex
+            if session is None or session.left <= 0:
+                session = _WORKER["long"] = LongSession(*self._render_long(renderer, seed), self.long_reuse,
+                                                        self._jitter(seed) is not None)
+            session.left -= 1
+            ex = build_memory_example(self.protocol, *session.rendered, rng, pick_placement(self.placement, rng),
+                                      self.long_max_len, max_gap=0,  # the gaps are real here
+                                      recall_ends=session.recall_ends, recall_share=self.recall_share)
+            return self._distill_only(ex) if session.distill_only else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
         system, units, words, audio = self._render(script, renderer, seed)
         build = build_memory_example if rng.random() < self.memory_share else build_side_channel_example
@@ -189,12 +202,15 @@ class SideChannelFactory:
         ex.open_target[:] = -1
         return ex
 
-    def _render_long(self, renderer, seed: int) -> tuple:
+    def _render_long(self, renderer, seed: int) -> tuple[tuple, list[int]]:
+        """(the `_render` tuple, the unit after each recall answer) of a long training session."""
         from ..scenarios.suites import GENERATORS
 
         script = GENERATORS["long"](random.Random(f"train-long:{seed}"))  # not the `long` suite's seeds
         script.id = f"train-long-{seed}"
-        return self._render(script, renderer, seed)
+        tagged = [k for k, u in enumerate(script.units) if "recall" in u.tags]
+        ends = [k + 1 for k in tagged if k + 1 not in tagged]
+        return self._render(script, renderer, seed), ends
 
     def _render(self, script, renderer, seed: int) -> tuple[str, list[UnitSpec], list[str], np.ndarray]:
         """(system, units, per-unit transcript words, audio) of a script rendered with training voices."""

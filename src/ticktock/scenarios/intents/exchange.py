@@ -43,6 +43,7 @@ class Memo:
     ack: str
     questions: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
     intent: str = ""
+    subject: str = ""  # what the questions ask about; a later memo on the same subject replaces this one
 
 
 def phrase(rng: random.Random, templates: list[str], **slots: object) -> str:
