@@ -102,3 +102,22 @@ def _rows_only(tmp_path, ad: dict):
     save_file({k: torch.zeros_like(v) for k, v in ad["state"].items()}, str(folder / "adapter_model.safetensors"))
     save_file(ad["rows"], str(folder / "asr_rows.safetensors"))
     return folder
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("gated", [False, True])
+def test_an_adapter_applies_to_a_model_on_the_gpu(tmp_path, gated):
+    """The adapter's tensors follow the model to its device (a CPU-only load failed on CUDA)."""
+    torch.manual_seed(1)
+    cpu = DuplexLM(preset("test")).eval()
+    write_adapter(tmp_path / "m-side-channel", cpu)
+    if gated:
+        (tmp_path / "m-side-channel" / "gate.json").write_text(json.dumps({"gate": "segment"}))
+    gpu = apply_side_channel(copy.deepcopy(cpu).cuda(), tmp_path / "m-side-channel")
+    apply_side_channel(cpu, tmp_path / "m-side-channel")
+    ids = torch.randint(0, 50, (1, 12))
+    gate = torch.arange(12)[None] % 2 == 0 if gated else None  # alternate tokens are segment tokens
+    outs = [m.lm(m.lm.embed(ids.to(dev)), torch.arange(12, device=dev)[None], gate=None if gate is None else gate.to(dev))
+            for m, dev in ((cpu, "cpu"), (gpu, "cuda"))]
+    assert torch.allclose(outs[0], outs[1].cpu(), atol=1e-4)

@@ -49,7 +49,7 @@ def _lora_pairs(model: DuplexLM, adapter: Path) -> list[tuple[str, torch.Tensor,
             raise FileNotFoundError(f"side-channel adapter incomplete: {f} is missing")
     cfg = json.loads(cfg_file.read_text())
     scale = cfg["lora_alpha"] / cfg["r"]
-    state = load_file(str(weights))
+    state = load_file(str(weights), device=str(next(model.parameters()).device))  # the model may sit on a GPU
     modules = dict(model.lm.named_modules())
     pairs = []
     for key in sorted(k for k in state if k.endswith(".lora_A.weight")):
