@@ -169,3 +169,14 @@ def test_memory_end_prefers_recall_answers_by_share():
     too_far = {memory_end(full, compact, 10, 5, 150, [4, 9], random.Random(s), recall_ends=[25], recall_share=1.0)
                for s in range(20)}
     assert 25 not in too_far  # a recall end that does not fit max_len is never forced
+
+
+def test_memory_example_ends_where_asked(protocol):
+    """`end` fixes the window's last unit (the recall probe ends at an answer): the example ends with its outputs."""
+    p = protocol
+    audio = np.zeros(16000 * len(UNITS), dtype=np.float32)
+    for end in (3, 10, len(UNITS)):
+        ex = build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(end), "after_content",
+                                  max_gap=0, end=end)
+        out, _, _ = unit_tokens(p, UNITS[end - 1], WORDS[end - 1], "after_content")
+        assert ex.ids.tolist()[-len(out):] == out and ex.n_units == min(end, RETENTION_UNITS)

@@ -61,11 +61,12 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
                          audio: np.ndarray, rng: random.Random, placement: str, max_len: int = 512,
                          max_offset: int = 3000, retention_units: int = RETENTION_UNITS,
                          max_gap: int = 200, recall_ends: Sequence[int] = (),
-                         recall_share: float = 0.0) -> SideChannelExample:
+                         recall_share: float = 0.0, end: int | None = None) -> SideChannelExample:
     """The session from its start to a random unit as `a2t` leaves the cache (see the module docstring).
 
     words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz;
-    recall_ends: the unit after each recall answer (`memory_end` ends there with `recall_share`).
+    recall_ends: the unit after each recall answer (`memory_end` ends there with `recall_share`);
+    end: end at this unit (exclusive) instead of drawing one (`max_len` is not checked then).
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
@@ -77,7 +78,8 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     compact = [sum(k) for k in keeps]
     reply_ends = [k + 1 for k, u in enumerate(units)
                   if u.content and (k + 1 == len(units) or not units[k + 1].content)]
-    u1 = memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends, rng, recall_ends, recall_share)
+    u1 = end if end is not None else memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends,
+                                                rng, recall_ends, recall_share)
     r0 = max(0, u1 - retention_units)
     offset = 0 if rng.random() < 0.5 else rng.randrange(max_offset)
     spread = max_gap > 0 and rng.random() < 0.5
