@@ -121,3 +121,23 @@ def test_an_adapter_applies_to_a_model_on_the_gpu(tmp_path, gated):
     outs = [m.lm(m.lm.embed(ids.to(dev)), torch.arange(12, device=dev)[None], gate=None if gate is None else gate.to(dev))
             for m, dev in ((cpu, "cpu"), (gpu, "cuda"))]
     assert torch.allclose(outs[0], outs[1].cpu(), atol=1e-4)
+
+
+def test_blended_adapters_merge_to_the_blend_of_the_merged_models(tmp_path):
+    """scripts/blend_adapters.py: merged(blend(A, B, w)) == w·merged(A) + (1-w)·merged(B), rows included."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("blend_adapters", Path(__file__).parents[1] / "scripts" / "blend_adapters.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch.manual_seed(1)
+    base = DuplexLM(preset("test")).eval()
+    write_adapter(tmp_path / "a", base, r=4, alpha=8, seed=0)
+    write_adapter(tmp_path / "b", base, r=4, alpha=16, seed=1)
+    mod.blend(tmp_path / "a", tmp_path / "b", 0.3, tmp_path / "ab")
+    merged = [merge_side_channel(copy.deepcopy(base), tmp_path / d) for d in ("a", "b", "ab")]
+    for (name, a), (_, b), (_, ab) in zip(*(m.named_parameters() for m in merged)):
+        assert torch.allclose(ab, 0.3 * a + 0.7 * b, atol=1e-4), name
+    with pytest.raises(ValueError, match="within"):
+        mod.blend(tmp_path / "a", tmp_path / "b", 1.5, tmp_path / "bad")
