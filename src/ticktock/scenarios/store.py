@@ -30,6 +30,6 @@ def is_stale(suite: str, entries: list[dict]) -> bool:
     Rendering moves utterance times, so only what the generator alone decides is compared; writing the
     scripts takes well under a second even for `full`."""
     def key(d: dict) -> tuple:
-        return d["id"], [u["text"] for u in d["utterances"]], d.get("recall", [])
+        return d.get("id"), [u["text"] for u in d.get("utterances", [])], d.get("recall", [])
 
     return [key(e) for e in entries] != [key(s.to_dict()) for s in make_scripts(suite, len(entries))]
