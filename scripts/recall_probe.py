@@ -45,7 +45,8 @@ def probe(suite: str, model_dir: str | None = None, show: bool = False) -> dict:
             ex = build_memory_example(p, e["system"], units, words, audio, random.Random(0), "after_content",
                                       max_gap=0, max_offset=1, end=tagged[-1] + 1)
             emb = audio_embeddings(m, torch.from_numpy(ex.audio.astype(np.float32))[None].to(dev), train=False)
-            x = embed_inputs(m, torch.from_numpy(ex.ids)[None].to(dev), torch.from_numpy(ex.audio_slot)[None].to(dev), emb)
+            ids, slots = (torch.from_numpy(a)[None].to(dev) for a in (ex.ids, ex.audio_slot))
+            x = embed_inputs(m, ids, slots, emb)
             h = m.lm(x, torch.from_numpy(ex.positions)[None].to(dev))[0]
             # the recall units' outputs: every supervised token after the first recall unit's marker
             first = [i for i, t in enumerate(ex.ids.tolist()) if t == p.id("unit")][-len(tagged)]

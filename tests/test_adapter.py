@@ -118,8 +118,8 @@ def test_an_adapter_applies_to_a_model_on_the_gpu(tmp_path, gated):
     apply_side_channel(cpu, tmp_path / "m-side-channel")
     ids = torch.randint(0, 50, (1, 12))
     gate = torch.arange(12)[None] % 2 == 0 if gated else None  # alternate tokens are segment tokens
-    outs = [m.lm(m.lm.embed(ids.to(dev)), torch.arange(12, device=dev)[None], gate=None if gate is None else gate.to(dev))
-            for m, dev in ((cpu, "cpu"), (gpu, "cuda"))]
+    outs = [m.lm(m.lm.embed(ids.to(dev)), torch.arange(12, device=dev)[None],
+                 gate=None if gate is None else gate.to(dev)) for m, dev in ((cpu, "cpu"), (gpu, "cuda"))]
     assert torch.allclose(outs[0], outs[1].cpu(), atol=1e-4)
 
 
@@ -128,7 +128,8 @@ def test_blended_adapters_merge_to_the_blend_of_the_merged_models(tmp_path):
     import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location("blend_adapters", Path(__file__).parents[1] / "scripts" / "blend_adapters.py")
+    script = Path(__file__).parents[1] / "scripts" / "blend_adapters.py"
+    spec = importlib.util.spec_from_file_location("blend_adapters", script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     torch.manual_seed(1)
