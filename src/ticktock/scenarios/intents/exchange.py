@@ -43,7 +43,10 @@ class Memo:
     ack: str
     questions: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
     intent: str = ""
-    subject: str = ""  # what the questions ask about; a later memo on the same subject replaces this one
+    subject: str = ""  # what the questions ask about (default: the intent); a later memo on it replaces this one
+
+    def __post_init__(self) -> None:
+        self.subject = self.subject or self.intent
 
 
 def phrase(rng: random.Random, templates: list[str], **slots: object) -> str:

@@ -44,8 +44,7 @@ def shopping_list(rng: random.Random) -> Memo:
     qs.append((phrase(rng, ["what was the last item?", "what was the last thing on my list?",
                             "which item did i say last?", "tell me the last item."]),
                f"the last item was {items[-1]}."))
-    return Memo(req, f"okay, i noted {len(items)} items.", qs, intent="shopping_list",
-                subject="shopping_list")
+    return Memo(req, f"okay, i noted {len(items)} items.", qs, intent="shopping_list")
 
 
 def code(rng: random.Random) -> Memo:
@@ -77,8 +76,7 @@ def meeting(rng: random.Random) -> Memo:
           (phrase(rng, ["what time is my meeting?", "at what time do i meet {n}?",
                         "when on {d} is my meeting?", "what hour is the meeting?"], n=name, d=day),
            f"your meeting is at {hour}.")]
-    return Memo(req, rng.choice(ACKS), rng.sample(qs, rng.randint(1, 2)), intent="meeting",
-                subject="meeting")
+    return Memo(req, rng.choice(ACKS), rng.sample(qs, rng.randint(1, 2)), intent="meeting")
 
 
 def names(rng: random.Random) -> Memo:
@@ -87,7 +85,7 @@ def names(rng: random.Random) -> Memo:
     req = phrase(rng, ["my {g} are {l}.", "please remember my {g}: {l}.", "the {g} are {l}.",
                        "note the names of my {g}: {l}."], g=group, l=_and_list(people))
     qs = _ordinal_questions(rng, people, "name", 1)
-    return Memo(req, f"okay, i noted {len(people)} {group}.", qs, intent="names", subject="names")
+    return Memo(req, f"okay, i noted {len(people)} {group}.", qs, intent="names")
 
 
 INTENTS = [shopping_list, shopping_list, code, meeting, names]
