@@ -12,7 +12,8 @@ from ticktock.protocol import Decision, DuplexProtocol, SlotKind, SpecialTokens
     (Decision.LISTEN, "", False),
     (Decision.SPEAK, "the capital of france is paris", False),
     (Decision.SPEAK, "sure, here you go", True),
-    (Decision.TOOL, 'find_flights(origin="TYO", dest="OSA", day="Fri")', False),
+    (Decision.TOOL, '{"name": "find_flights", "arguments": {"origin": "TYO", "dest": "OSA", "day": "Fri"}}', False),
+    (Decision.TOOL, 'find_flights(origin="TYO", dest="OSA", day="Fri")', False),  # the keyword form of older models
 ])
 def test_round_trip(protocol, decision, content, turn_end):
     protocol = DuplexProtocol(protocol.tokenizer)  # the default unit token cap

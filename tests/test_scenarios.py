@@ -10,9 +10,9 @@ import pytest
 
 from ticktock.scenarios import (CHUNK_S, FAMILIES, HELDOUT_VOICES, RESPONSE_DELAY_S, SAMPLE_RATE,
                                 SUITES, TRAIN_VOICES, EspeakRenderer, Script, Voice, check_script,
-                                corpus_texts, espeak_available, load_manifest, long_session,
+                                corpus_texts, espeak_available, format_call, load_manifest, long_session,
                                 make_scripts, onset_unit, parse_call, realize, render_script,
-                                render_session, run_tool, write_suite)
+                                render_session, run_tool, same_call, write_suite)
 from ticktock.scenarios.text import speech_pieces
 from ticktock.scenarios.intents.memo import dictation
 from ticktock.scenarios.voices import draw_voice
@@ -131,7 +131,7 @@ def test_long_session_asks_only_about_the_latest_memo_of_each_subject(monkeypatc
 def test_corpus_texts() -> None:
     lines = corpus_texts(n_scripts=90)
     assert len(lines) > 500 and len(set(lines)) == len(lines)
-    assert any(line.startswith("find_flights(") for line in lines)
+    assert any(line.startswith('{"name": "find_flights"') for line in lines)
     assert len({w for line in lines for w in line.split()}) < 5000
 
 
@@ -216,3 +216,46 @@ def test_a_cached_suite_from_older_scripts_is_stale() -> None:
     recall = next(e for e in entries if e["recall"])
     recall["recall"][0]["answer"] += " (changed)"
     assert is_stale("quick", entries)
+
+
+def test_a_suite_cached_with_calls_in_another_format_is_stale() -> None:
+    from ticktock.scenarios.store import is_stale
+    from ticktock.scenarios.suites import make_scripts
+
+    entries = [s.to_dict() for s in make_scripts("quick")]
+    assert not is_stale("quick", entries)
+    unit = next(u for e in entries for u in e["units"] if u["decision"] == "tool")
+    name, kwargs = parse_call(unit["content"])
+    unit["content"] = f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
+    assert is_stale("quick", entries)
+
+
+def test_tool_calls_are_json_and_the_keyword_form_still_reads() -> None:
+    call = format_call("find_flights", origin="TYO", dest="OSA", day="Fri")
+    assert json.loads(call) == {"name": "find_flights", "arguments": {"origin": "TYO", "dest": "OSA", "day": "Fri"}}
+    want = ("find_flights", {"origin": "TYO", "dest": "OSA", "day": "Fri"})
+    assert parse_call(call) == want == parse_call('find_flights(origin="TYO", dest="OSA", day="Fri")')
+    assert run_tool(call) == run_tool('find_flights(origin="TYO", dest="OSA", day="Fri")')
+    assert same_call(call, ' {"arguments": {"day": "Fri", "dest": "OSA", "origin": "TYO"}, "name": "find_flights"}')
+    assert not same_call(call, format_call("find_flights", origin="TYO", dest="OSA", day="Sat"))
+    assert not same_call(call, call[:-1])  # cut short: not a call at all
+
+
+@pytest.mark.parametrize("bad", ['{"name": "set_timer"}', '{"name": "set_timer", "arguments": {"minutes": [5]}}',
+                                 '{"name": "set timer", "arguments": {}}', '{"name": 3, "arguments": {}}',
+                                 '{"name": "set_timer", "arguments": {}, "extra": 1}', "[1, 2]", "set_timer(5)",
+                                 '{"name": "set_timer", "arguments": {"minutes": 5}'])
+def test_a_malformed_call_is_refused_with_a_clear_error(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse_call(bad)
+
+
+def test_tool_sessions_are_scored_by_call_not_by_spelling() -> None:
+    from ticktock.evaluation.quality import calls_match
+
+    timer, flight = format_call("set_timer", minutes=5), format_call("find_flights", origin="TYO", dest="OSA", day="Fri")
+    assert calls_match([timer.replace(" ", ""), flight], [timer, flight])
+    assert calls_match(["set_timer(minutes=5)"], [timer])
+    assert not calls_match([flight, timer], [timer, flight])  # order matters
+    assert not calls_match([timer], [timer, flight]) and not calls_match([], [])
+    assert not calls_match([format_call("set_timer", minutes=6)], [timer])

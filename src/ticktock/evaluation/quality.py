@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..protocol import DuplexProtocol
+from ..scenarios import same_call
 from ..session import CostModelClock, DuplexSession, UnitResult
 
 # A fast, fixed cost per forward so every silence draft runs to its end (agreement needs whole drafts).
@@ -59,10 +60,14 @@ def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray,
         out.answer_ok = spoken == want
     if entry.get("tool_call"):
         # every call of the session, in order: a session may hold an earlier request's call before the scored one
-        want = [u["content"].replace(" ", "") for u in entry["units"] if u["decision"] == "tool"]
-        got = [r.tool_call.replace(" ", "") for r in results if r.decision == "tool"]
-        out.tool_ok = bool(got) and got == want
+        want = [u["content"] for u in entry["units"] if u["decision"] == "tool"]
+        out.tool_ok = calls_match([r.tool_call or "" for r in results if r.decision == "tool"], want)
     return out
+
+
+def calls_match(got: list[str], want: list[str]) -> bool:
+    """The same calls in the same order (names and arguments compared, not spelling)."""
+    return bool(got) and len(got) == len(want) and all(map(same_call, got, want))
 
 
 def _rate(hits: list[bool]) -> float | None:

@@ -18,7 +18,7 @@ from .families import FAMILIES, long_session
 from .plan import Backchannel, Noise, Plan, Reply, Say
 from .render import Rendered, render_session
 from .script import (CHUNK_S, DECISIONS, RESPONSE_DELAY_S, TAGS, Script, UnitTarget, Utterance,
-                     check_script, parse_call)
+                     check_script, parse_call, same_call)
 from .suites import (GENERATORS, SUITES, Suite, iter_scripts, load_manifest, load_session,
                      make_scripts, manifest_entry, render_script, script_at, write_suite)
 from .timeline import Timeline, layout, onset_unit, realize
@@ -32,5 +32,5 @@ __all__ = [
     "Timeline", "UnitTarget", "Utterance", "Voice", "check_script", "corpus_texts", "draw_voice",
     "espeak_available", "format_call", "iter_scripts", "layout", "load_manifest", "load_session",
     "long_session", "make_scripts", "manifest_entry", "onset_unit", "parse_call", "realize",
-    "render_script", "render_session", "run_tool", "script_at", "write_suite",
+    "render_script", "render_session", "run_tool", "same_call", "script_at", "write_suite",
 ]

@@ -41,6 +41,7 @@ Tags: `turn_end`, `pause`, `backchannel`, `barge_in`, `background`, `tool` (the 
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -137,23 +138,56 @@ class Script:
 
 
 def parse_call(call: str) -> tuple[str, dict[str, Any]]:
-    """`find_flights(origin="TYO", dest="OSA", day="Fri")` -> ('find_flights', {...}).
+    """A tool call -> (name, arguments); raises ValueError on anything else.
 
-    Only keyword arguments with literal values are allowed; raises ValueError otherwise.
+    The model writes JSON, as function-calling LLMs do:
+    `{"name": "find_flights", "arguments": {"origin": "TYO", "dest": "OSA", "day": "Fri"}}`.
+    The older keyword form `find_flights(origin="TYO", dest="OSA", day="Fri")` (models before
+    stage L) is read too. Argument values must be literals (str, int, float, bool).
     """
+    text = call.strip()
+    name, kwargs = _parse_json_call(text) if text.startswith("{") else _parse_keyword_call(text)
+    if not name.isidentifier():
+        raise ValueError(f"bad tool name {name!r} in {call!r}")
+    for k, v in kwargs.items():
+        if not isinstance(k, str) or not isinstance(v, (str, int, float, bool)):
+            raise ValueError(f"non-literal argument {k!r} in {call!r}")
+    return name, kwargs
+
+
+def _parse_json_call(text: str) -> tuple[str, dict[str, Any]]:
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not a tool call: {text!r}") from e
+    if not (isinstance(obj, dict) and set(obj) == {"name", "arguments"} and isinstance(obj["name"], str)
+            and isinstance(obj["arguments"], dict)):
+        raise ValueError(f'a JSON tool call is {{"name": ..., "arguments": {{...}}}}, got {text!r}')
+    return obj["name"], obj["arguments"]
+
+
+def _parse_keyword_call(text: str) -> tuple[str, dict[str, Any]]:
+    try:
+        node = ast.parse(text, mode="eval").body
     except SyntaxError as e:
-        raise ValueError(f"not a tool call: {call!r}") from e
+        raise ValueError(f"not a tool call: {text!r}") from e
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.args:
-        raise ValueError(f"not a keyword-only tool call: {call!r}")
+        raise ValueError(f"not a keyword-only tool call: {text!r}")
     try:
         kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
     except ValueError as e:
-        raise ValueError(f"non-literal argument in {call!r}") from e
+        raise ValueError(f"non-literal argument in {text!r}") from e
     if None in kwargs:
-        raise ValueError(f"**kwargs not allowed in {call!r}")
+        raise ValueError(f"**kwargs not allowed in {text!r}")
     return node.func.id, kwargs
+
+
+def same_call(a: str, b: str) -> bool:
+    """Do two call strings make the same call (same name and arguments, whatever the format)?"""
+    try:
+        return parse_call(a) == parse_call(b)
+    except ValueError:
+        return False
 
 
 def check_script(s: Script, words: list[dict] | None = None) -> None:

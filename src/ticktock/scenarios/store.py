@@ -25,11 +25,12 @@ def ensure_suite(suite: str, root: Path | None = None, n: int | None = None, pro
 
 
 def is_stale(suite: str, entries: list[dict]) -> bool:
-    """Do rendered entries differ from what the suite's scripts say now (ids, words, recall questions)?
+    """Do rendered entries differ from what the suite's scripts say now (ids, words, tool calls, recall)?
 
     Rendering moves utterance times, so only what the generator alone decides is compared; writing the
     scripts takes well under a second even for `full`."""
     def key(d: dict) -> tuple:
-        return d.get("id"), [u["text"] for u in d.get("utterances", [])], d.get("recall", [])
+        calls = [u["content"] for u in d.get("units", []) if u.get("decision") == "tool"]
+        return d.get("id"), [u["text"] for u in d.get("utterances", [])], calls, d.get("recall", [])
 
     return [key(e) for e in entries] != [key(s.to_dict()) for s in make_scripts(suite, len(entries))]

@@ -1,13 +1,14 @@
 """The closed world: a small knowledge base and deterministic mock tools.
 
 Facts are lower-case spoken English (what the user says and the model answers); tool
-calls use codes (`find_flights(origin="TYO", dest="OSA", day="Fri")`) and tool results are
-short deterministic strings derived from a CRC of the call, so the same call always
-returns the same result.
+calls are JSON with codes (`{"name": "find_flights", "arguments": {"origin": "TYO", ...}}`)
+and tool results are short deterministic strings derived from a CRC of the call's arguments,
+so the same call always returns the same result.
 """
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import dataclass
 
@@ -176,9 +177,11 @@ TOOLS = {f.__name__: f for f in (find_flights, get_weather, set_timer, convert_c
 
 
 def format_call(name: str, **kwargs: object) -> str:
-    """`format_call('set_timer', minutes=10)` -> 'set_timer(minutes=10)' (strings double-quoted)."""
-    args = ", ".join(f'{k}="{v}"' if isinstance(v, str) else f"{k}={v}" for k, v in kwargs.items())
-    return f"{name}({args})"
+    """`format_call('set_timer', minutes=10)` -> '{"name": "set_timer", "arguments": {"minutes": 10}}'.
+
+    JSON, the way function-calling LLMs write calls: a call is tens of tokens (DESIGN §1), which is
+    what drafting a tool call ahead of the audio saves."""
+    return json.dumps({"name": name, "arguments": kwargs})
 
 
 def run_tool(call: str) -> str:
