@@ -15,7 +15,7 @@ torch.set_num_threads(1)
 
 CORPUS = [
     "what is the capital of france", "the capital of france is paris", "book a flight from tokyo to osaka",
-    '{"name": "find_flights", "arguments": {"origin": "TYO", "dest": "OSA", "day": "Fri"}}', "flight JL123 at 9:40, 120 dollars",
+    'find_flights(origin="TYO", dest="OSA", day="Fri")', "flight JL123 at 9:40, 120 dollars",
     "the weather in oslo is sunny", "set a timer for ten minutes", "okay", "uh-huh", "sure, here you go",
     "one two three four five six seven eight nine ten", "You are ticktock, a helpful voice assistant.",
 ]
