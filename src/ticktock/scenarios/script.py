@@ -149,8 +149,8 @@ def parse_call(call: str) -> tuple[str, dict[str, Any]]:
     name, kwargs = _parse_json_call(text) if text.startswith("{") else _parse_keyword_call(text)
     if not name.isidentifier():
         raise ValueError(f"bad tool name {name!r} in {call!r}")
-    for k, v in kwargs.items():
-        if not isinstance(k, str) or not isinstance(v, (str, int, float, bool)):
+    for k, v in kwargs.items():  # argument names are strings in both forms; values must be plain literals
+        if not isinstance(v, (str, int, float, bool)):
             raise ValueError(f"non-literal argument {k!r} in {call!r}")
     return name, kwargs
 
