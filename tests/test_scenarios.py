@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from ticktock.scenarios import (CHUNK_S, FAMILIES, HELDOUT_VOICES, RESPONSE_DELAY_S, SAMPLE_RATE,
-                                SUITES, TRAIN_VOICES, EspeakRenderer, Script, Voice, check_script,
-                                corpus_texts, espeak_available, format_call, load_manifest, long_session,
-                                make_scripts, onset_unit, parse_call, realize, render_script,
+                                GENERATORS, SUITES, TRAIN_VOICES, EspeakRenderer, Script, Voice, check_script,
+                                corpus_texts, espeak_available, format_call, format_calls, load_manifest,
+                                long_session, make_scripts, onset_unit, parse_call, parse_calls, realize,
+                                render_script,
                                 render_session, run_tool, same_call, write_suite)
 from ticktock.scenarios.text import speech_pieces
 from ticktock.scenarios.intents.memo import dictation
@@ -239,6 +240,54 @@ def test_tool_calls_are_json_and_the_keyword_form_still_reads() -> None:
     assert same_call(call, ' {"arguments": {"day": "Fri", "dest": "OSA", "origin": "TYO"}, "name": "find_flights"}')
     assert not same_call(call, format_call("find_flights", origin="TYO", dest="OSA", day="Sat"))
     assert not same_call(call, call[:-1])  # cut short: not a call at all
+
+
+def test_two_tools_at_once_are_one_unit_holding_both_calls_as_a_json_list() -> None:
+    for i in range(N_PER_FAMILY):
+        s = GENERATORS["tool_pair"](random.Random(i))
+        check_script(s)
+        _, tl = realize(s)
+        check_script(s, tl.words)
+        tools = [u for u in s.units if u.decision == "tool"]
+        assert len(tools) == 1 and tools[0].content == s.tool_call
+        calls = parse_calls(s.tool_call)
+        assert len(calls) == 2 and calls[0][0] != calls[1][0], "two different tools"
+        result = s.units[tools[0].index + 1].tool_result
+        assert result == run_tool(s.tool_call) and result.count("; ") == 1
+        assert s.units[tools[0].index + 1].decision == "speak" and "answer" in s.units[tools[0].index + 1].tags
+
+
+def test_a_list_of_calls_reads_back_and_compares_in_order() -> None:
+    timer, weather = format_call("set_timer", minutes=5), format_call("get_weather", city="PAR", day="Fri")
+    both = format_calls([timer, weather])
+    assert json.loads(both) == [json.loads(timer), json.loads(weather)]
+    assert parse_calls(both) == [parse_call(timer), parse_call(weather)]
+    assert parse_calls(timer) == [parse_call(timer)]
+    assert run_tool(both) == f"{run_tool(timer)}; {run_tool(weather)}"
+    assert same_call(both, both.replace(", ", ","))
+    assert not same_call(both, format_calls([weather, timer]))  # order matters
+    assert not same_call(both, timer) and not same_call(both, both[:-1])
+    for bad in ("[]", "[1, 2]", f"[{timer}, 3]", '[{"name": "set_timer"}]', f"[{timer}"):
+        with pytest.raises(ValueError):
+            parse_calls(bad)
+    with pytest.raises(ValueError):
+        parse_call(both)  # one call is never a list
+
+
+def test_the_pairs_suite_fills_the_65_to_128_token_bucket() -> None:
+    """The shipped tokenizer writes every pair's tool unit (decision + calls + terminator) in 65-128 tokens,
+    and the protocol does not cut it."""
+    from ticktock.model import DEFAULT_MODEL
+    from ticktock.model.tokenizer import load_tokenizer
+    from ticktock.protocol import Decision, DuplexProtocol
+
+    protocol = DuplexProtocol(load_tokenizer(DEFAULT_MODEL / "tokenizer.json"))
+    scripts = make_scripts("pairs")
+    assert len(scripts) == SUITES["pairs"].n and {s.family for s in scripts} == {"tool_pair"}
+    for s in scripts:
+        unit = next(u for u in s.units if u.decision == "tool")
+        n = len(protocol.output_ids(Decision.TOOL, unit.content))
+        assert 65 <= n <= 128 and n <= protocol.max_unit_tokens, (s.id, n)
 
 
 @pytest.mark.parametrize("bad", ['{"name": "set_timer"}', '{"name": "set_timer", "arguments": {"minutes": [5]}}',

@@ -80,7 +80,7 @@ class DuplexProtocol:
     audio_per_chunk: int = 10
     chunk_seconds: float = 1.0
     max_speak_tokens: int = 20
-    max_unit_tokens: int = 96  # decision + content + terminator; longer units are cut
+    max_unit_tokens: int = 128  # decision + content + terminator (two calls at once: up to 117); longer units are cut
     max_asr_tokens: int = 64
 
     def __post_init__(self) -> None:

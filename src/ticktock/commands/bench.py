@@ -17,7 +17,7 @@ DEFAULT_DECODERS = "ar,pld,tr,lookahead,sl"
 
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="decoder latency on a suite: speedup over AR, #MAT, deadline misses, lag")
-    p.add_argument("--suite", default="quick", choices=["quick", "full", "heldout", "long"])
+    p.add_argument("--suite", default="quick", choices=["quick", "full", "heldout", "long", "pairs"])
     p.add_argument("--n", type=int, default=None, help="only the first N sessions of the suite")
     p.add_argument("--sessions", default="1",
                    help="sessions sharing one device at a time; a list (1,2,4) also sweeps it (Fig. 4c)")

@@ -13,7 +13,7 @@ from rich.table import Table
 
 def add_parser(sub) -> None:
     p = sub.add_parser("eval", help="model quality on a suite: decisions, answers, tool calls, turn-taking")
-    p.add_argument("--suite", default="quick", choices=["quick", "heldout", "full"])
+    p.add_argument("--suite", default="quick", choices=["quick", "heldout", "full", "pairs"])
     p.add_argument("--n", type=int, default=None, help="only the first N sessions")
     p.add_argument("--families", default=None, metavar="NAME,...",
                    help="only sessions of these task families, e.g. pause_handling (after --n)")
@@ -33,17 +33,16 @@ def run(args: argparse.Namespace) -> int:
 
     from ..evaluation.quality import behaviour_vs_base, per_family, run_session, score
     from ..runtime import load_runtime
-    from ..scenarios.families import FAMILIES
     from ..scenarios.store import ensure_suite
-    from ..scenarios.suites import load_session
+    from ..scenarios.suites import GENERATORS, load_session
     from ..scenarios.world import run_tool
 
     torch.set_grad_enabled(False)
     console = Console(stderr=True)
     families = set(args.families.split(",")) if args.families else None
-    unknown = families - set(FAMILIES) if families else set()
+    unknown = families - set(GENERATORS) if families else set()
     if unknown:
-        console.print(f"[red]unknown families: {', '.join(sorted(unknown))}; known: {', '.join(FAMILIES)}")
+        console.print(f"[red]unknown families: {', '.join(sorted(unknown))}; known: {', '.join(GENERATORS)}")
         return 2
     rt = load_runtime(args.base or args.model, args.device)
     side = None if args.side_channel == "off" else args.side_channel

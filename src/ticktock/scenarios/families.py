@@ -15,6 +15,7 @@ from .intents.explain import long_request
 from .intents.memo import dictation
 from .intents.qa import short_question
 from .intents.reasoning import word_problem
+from .intents.tools import tool_pair as tool_pair_request
 from .intents.tools import tool_request
 from .plan import Backchannel, Event, Noise, Plan, Reply, Say
 from .script import Script
@@ -128,6 +129,13 @@ def tool_call(rng: random.Random) -> Script:
     ex = tool_request(rng, p_correct=0.4)
     return make_script(rng, "tool_call", events + turn(rng, ex, ["answer"]), answer=ex.reply,
                        tool_call=ex.call)
+
+
+def tool_pair(rng: random.Random) -> Script:
+    """Two tools asked for at once: one tool unit holds both calls (a JSON list of 90-115 tokens).
+    Not among the nine families of the evaluation suites yet; the `pairs` suite and training use it."""
+    ex = tool_pair_request(rng)
+    return make_script(rng, "tool_pair", turn(rng, ex, ["answer"]), answer=ex.reply, tool_call=ex.call)
 
 
 def dictation_recall(rng: random.Random) -> Script:

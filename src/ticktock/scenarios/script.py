@@ -19,8 +19,9 @@ Timing rules (implemented in `timeline.layout`, checked by `check_script`):
    turn_end False (`chunk_eos`) for all but the last piece (`turn_eos`). Unit k's speech
    *plays* during [(k+1), (k+2)) s, so the model's turn has finished playing at (k_last+2) s;
    the next user turn starts after that.
-5. Tool call: one `tool` unit at the onset unit holding the whole call (`chunk_eos`); the tool
-   result is injected into the next unit (`tool_result`), which starts the spoken confirmation.
+5. Tool call: one `tool` unit at the onset unit holding the whole call, or every call of a request
+   that needs several as one JSON list (`chunk_eos`); the tool results are injected into the next
+   unit (`tool_result`), which starts the spoken confirmation.
 6. While the model speaks the user is silent except for
    - backchannels ("uh-huh"): start during the playback of a piece; the unit whose chunk holds
      the backchannel's end is tagged `backchannel`; the model keeps speaking;
@@ -155,6 +156,22 @@ def parse_call(call: str) -> tuple[str, dict[str, Any]]:
     return name, kwargs
 
 
+def parse_calls(content: str) -> list[tuple[str, dict[str, Any]]]:
+    """A tool unit's content -> its calls, in order: one call (`parse_call`), or several made at once
+    as a JSON list of calls, the way parallel function calling writes them:
+    `[{"name": "set_timer", "arguments": {"minutes": 10}}, {"name": "get_weather", ...}]`."""
+    text = content.strip()
+    if not text.startswith("["):
+        return [parse_call(text)]
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not a list of tool calls: {content!r}") from e
+    if not (isinstance(items, list) and items and all(isinstance(c, dict) for c in items)):
+        raise ValueError(f"a list of tool calls holds one or more call objects, got {content!r}")
+    return [parse_call(json.dumps(c)) for c in items]
+
+
 def _parse_json_call(text: str) -> tuple[str, dict[str, Any]]:
     try:
         obj = json.loads(text)
@@ -183,9 +200,9 @@ def _parse_keyword_call(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def same_call(a: str, b: str) -> bool:
-    """Do two call strings make the same call (same name and arguments, whatever the format)?"""
+    """Do two tool units make the same calls (same names and arguments, in order, whatever the format)?"""
     try:
-        return parse_call(a) == parse_call(b)
+        return parse_calls(a) == parse_calls(b)
     except ValueError:
         return False
 
@@ -206,7 +223,7 @@ def check_script(s: Script, words: list[dict] | None = None) -> None:
         elif u.decision == "speak":
             assert 0 < len(u.content.split()) <= MAX_SPEAK_WORDS, f"speak unit {u.index}: {u.content!r}"
         else:
-            parse_call(u.content)
+            parse_calls(u.content)
             assert not u.turn_end, f"tool unit {u.index} must end with chunk_eos"
         if u.tool_result is not None:
             assert u.index > 0 and s.units[u.index - 1].decision == "tool", "result without a call"

@@ -24,12 +24,12 @@ import soundfile as sf
 
 from .augment import Augment
 from .espeak import SAMPLE_RATE, EspeakRenderer
-from .families import FAMILIES, long_session
+from .families import FAMILIES, long_session, tool_pair
 from .render import Rendered, render_session
 from .script import Script
 from .voices import draw_voice
 
-GENERATORS: dict[str, Callable[[random.Random], Script]] = {**FAMILIES, "long": long_session}
+GENERATORS: dict[str, Callable[[random.Random], Script]] = {**FAMILIES, "tool_pair": tool_pair, "long": long_session}
 POOL_MIN_SESSIONS = 32  # render in a process pool from this many sessions on
 
 
@@ -48,7 +48,8 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     Suite("heldout", 198, "heldout", seed=2002),
     Suite("full", 756, "heldout", seed=3003),
     Suite("long", 10, "heldout", seed=4004, families=("long",)),
-    Suite("train", None, "train", seed=0),
+    Suite("pairs", 40, "heldout", seed=5005, families=("tool_pair",)),
+    Suite("train", None, "train", seed=0, families=(*FAMILIES, "tool_pair")),
 )}
 
 

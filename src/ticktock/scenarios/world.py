@@ -1,8 +1,8 @@
 """The closed world: a small knowledge base and deterministic mock tools.
 
 Facts are lower-case spoken English (what the user says and the model answers); tool
-calls are JSON with codes (`{"name": "find_flights", "arguments": {"origin": "TYO", ...}}`)
-and tool results are short deterministic strings derived from a CRC of the call's arguments,
+calls are JSON with codes (`{"name": "find_flights", "arguments": {"origin": "TYO", ...}}`; a
+request that needs two tools at once gets a JSON list of both calls) and tool results are short deterministic strings derived from a CRC of the call's arguments,
 so the same call always returns the same result.
 """
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
+from typing import Sequence
 
-from .script import parse_call
+from .script import parse_calls
 
 
 @dataclass(frozen=True)
@@ -184,12 +185,21 @@ def format_call(name: str, **kwargs: object) -> str:
     return json.dumps({"name": name, "arguments": kwargs})
 
 
+def format_calls(calls: Sequence[str]) -> str:
+    """Calls made at once (`format_call` strings) -> one JSON list, as parallel function calling writes
+    them: '[{"name": "set_timer", ...}, {"name": "get_weather", ...}]' (two calls are 90-115 tokens)."""
+    return json.dumps([json.loads(c) for c in calls])
+
+
 def run_tool(call: str) -> str:
-    """Execute a call string against the mock tools; raises ValueError on unknown/bad calls."""
-    name, kwargs = parse_call(call)
-    if name not in TOOLS:
-        raise ValueError(f"unknown tool {name!r}")
-    try:
-        return TOOLS[name](**kwargs)
-    except (TypeError, KeyError) as e:
-        raise ValueError(f"bad arguments in {call!r}: {e}") from e
+    """Execute a tool unit's call (or list of calls, results joined by '; ') against the mock tools;
+    raises ValueError on unknown/bad calls."""
+    results = []
+    for name, kwargs in parse_calls(call):
+        if name not in TOOLS:
+            raise ValueError(f"unknown tool {name!r}")
+        try:
+            results.append(TOOLS[name](**kwargs))
+        except (TypeError, KeyError) as e:
+            raise ValueError(f"bad arguments in {call!r}: {e}") from e
+    return "; ".join(results)

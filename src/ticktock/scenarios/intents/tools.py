@@ -1,4 +1,4 @@
-"""Tool requests: flights, weather, timers, currency, tables; some with self-corrections.
+"""Tool requests: flights, weather, timers, currency, tables; some with self-corrections; two at once.
 
 A self-correction says a wrong value first and fixes it ("from tokyo, no, osaka"); the
 expected call always carries the corrected value.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from ..text import number_words
-from ..world import CITIES, CURRENCIES, DAY_CODE, DAYS, RESTAURANTS, format_call, run_tool
+from ..world import CITIES, CURRENCIES, DAY_CODE, DAYS, RESTAURANTS, format_call, format_calls, run_tool
 from .exchange import Exchange, phrase
 
 CORRECTIONS = ["{w}, no, {r}", "{w}, sorry, i mean {r}", "{w}, no wait, {r}", "{w}, actually, {r}"]
@@ -121,9 +121,24 @@ def table(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                      "book_table", restaurant=rest, people=people, time=time)
 
 
-INTENTS = [flights, flights, weather, timer, currency, table]
+ONE_PER_TOOL = [flights, weather, timer, currency, table]
+INTENTS = [flights, *ONE_PER_TOOL]  # flights twice (three slots to fill)
 
 
 def tool_request(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     """A random tool request; with probability `p_correct` one slot is self-corrected."""
     return rng.choice(INTENTS)(rng, p_correct)
+
+
+PAIR_JOINS = [", and ", ", and also ", ". also, ", ", and then "]
+
+
+def tool_pair(rng: random.Random, p_correct: float = 0.2) -> Exchange:
+    """Two requests for different tools in one breath ("set a timer for ten minutes, and what's the
+    weather in paris on friday?"), answered by one tool unit holding both calls as a JSON list (parallel
+    function calling; 90-115 tokens) and one reply confirming both. `p_correct` as in `tool_request`."""
+    first, second = rng.sample(ONE_PER_TOOL, 2)
+    a, b = first(rng, p_correct / 2), second(rng, p_correct / 2)
+    request = f"{a.request.rstrip('.?!')}{rng.choice(PAIR_JOINS)}| {b.request}"
+    call = format_calls([a.call, b.call])
+    return Exchange(request, f"{a.reply} {b.reply}", call=call, result=run_tool(call), intent="tool_pair")
