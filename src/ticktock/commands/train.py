@@ -16,6 +16,7 @@ def add_parser(sub) -> None:
     b.add_argument("--steps", type=int, default=20000)
     b.add_argument("--batch", type=int, default=64)
     b.add_argument("--lr", type=float, default=1.5e-3)
+    b.add_argument("--warmup", type=int, default=300, help="steps of linear learning-rate warm-up (then cosine)")
     b.add_argument("--time-budget", type=float, default=1e9, help="stop after this many seconds (then save)")
     b.add_argument("--workers", type=int, default=0, help="rendering processes (0: all cores but one)")
     b.add_argument("--device", default="cuda")
@@ -70,10 +71,12 @@ def add_parser(sub) -> None:
 def run_base(args: argparse.Namespace) -> int:
     if args.max_offset < 1:
         raise SystemExit(f"--max-offset must be at least 1, got {args.max_offset}")
+    if args.warmup < 1:
+        raise SystemExit(f"--warmup must be at least 1 step, got {args.warmup}")
     from ..train.base import parse_family_weights, parse_reply_weights, train_base
     from ..train.trainer import TrainConfig
 
-    cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, time_budget_s=args.time_budget,
+    cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, time_budget_s=args.time_budget,
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
     train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
                transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
