@@ -187,7 +187,7 @@ def format_call(name: str, **kwargs: object) -> str:
 
 def format_calls(calls: Sequence[str]) -> str:
     """Calls made at once (`format_call` strings) -> one JSON list, as parallel function calling writes
-    them: '[{"name": "set_timer", ...}, {"name": "get_weather", ...}]' (two calls are 90-115 tokens)."""
+    them: '[{"name": "set_timer", ...}, {"name": "get_weather", ...}]' (two calls: 78-115 tokens)."""
     return json.dumps([json.loads(c) for c in calls])
 
 
