@@ -136,7 +136,8 @@ PAIR_JOINS = [", and ", ", and also ", ". also, ", ", and then "]
 def tool_pair(rng: random.Random, p_correct: float = 0.2) -> Exchange:
     """Two requests for different tools in one breath ("set a timer for ten minutes, and what's the
     weather in paris on friday?"), answered by one tool unit holding both calls as a JSON list (parallel
-    function calling; 78-115 tokens) and one reply confirming both. `p_correct` as in `tool_request`."""
+    function calling; 78-115 tokens) and one reply confirming both. Each of the two self-corrects a slot
+    with probability `p_correct` / 2."""
     first, second = rng.sample(ONE_PER_TOOL, 2)
     a, b = first(rng, p_correct / 2), second(rng, p_correct / 2)
     request = f"{a.request.rstrip('.?!')}{rng.choice(PAIR_JOINS)}| {b.request}"
