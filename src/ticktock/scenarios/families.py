@@ -15,8 +15,7 @@ from .intents.explain import long_request
 from .intents.memo import dictation
 from .intents.qa import short_question
 from .intents.reasoning import word_problem
-from .intents.tools import tool_pair as tool_pair_request
-from .intents.tools import tool_request
+from .intents.tools import tool_pair_request, tool_request
 from .plan import Backchannel, Event, Noise, Plan, Reply, Say
 from .script import Script
 from .text import speech_pieces

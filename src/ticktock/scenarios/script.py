@@ -148,12 +148,7 @@ def parse_call(call: str) -> tuple[str, dict[str, Any]]:
     """
     text = call.strip()
     name, kwargs = _parse_json_call(text) if text.startswith("{") else _parse_keyword_call(text)
-    if not name.isidentifier():
-        raise ValueError(f"bad tool name {name!r} in {call!r}")
-    for k, v in kwargs.items():  # argument names are strings in both forms; values must be plain literals
-        if not isinstance(v, (str, int, float, bool)):
-            raise ValueError(f"non-literal argument {k!r} in {call!r}")
-    return name, kwargs
+    return _checked(name, kwargs, call)
 
 
 def parse_calls(content: str) -> list[tuple[str, dict[str, Any]]]:
@@ -167,9 +162,20 @@ def parse_calls(content: str) -> list[tuple[str, dict[str, Any]]]:
         items = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"not a list of tool calls: {content!r}") from e
-    if not (isinstance(items, list) and items and all(isinstance(c, dict) for c in items)):
+    if not (isinstance(items, list) and items):
         raise ValueError(f"a list of tool calls holds one or more call objects, got {content!r}")
-    return [parse_call(json.dumps(c)) for c in items]
+    return [_checked(*_call_object(item, content), content) for item in items]
+
+
+def _checked(name: str, kwargs: dict[str, Any], source: str) -> tuple[str, dict[str, Any]]:
+    """(name, arguments) if the name is an identifier and every value a plain literal (argument names are
+    strings in both call forms); ValueError naming `source` otherwise."""
+    if not name.isidentifier():
+        raise ValueError(f"bad tool name {name!r} in {source!r}")
+    for k, v in kwargs.items():
+        if not isinstance(v, (str, int, float, bool)):
+            raise ValueError(f"non-literal argument {k!r} in {source!r}")
+    return name, kwargs
 
 
 def _parse_json_call(text: str) -> tuple[str, dict[str, Any]]:
@@ -177,9 +183,14 @@ def _parse_json_call(text: str) -> tuple[str, dict[str, Any]]:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"not a tool call: {text!r}") from e
+    return _call_object(obj, text)
+
+
+def _call_object(obj: Any, source: str) -> tuple[str, dict[str, Any]]:
+    """A decoded JSON call `{"name": ..., "arguments": {...}}` -> (name, arguments)."""
     if not (isinstance(obj, dict) and set(obj) == {"name", "arguments"} and isinstance(obj["name"], str)
             and isinstance(obj["arguments"], dict)):
-        raise ValueError(f'a JSON tool call is {{"name": ..., "arguments": {{...}}}}, got {text!r}')
+        raise ValueError(f'a JSON tool call is {{"name": ..., "arguments": {{...}}}}, got {source!r}')
     return obj["name"], obj["arguments"]
 
 

@@ -2,8 +2,9 @@
 
 Facts are lower-case spoken English (what the user says and the model answers); tool
 calls are JSON with codes (`{"name": "find_flights", "arguments": {"origin": "TYO", ...}}`; a
-request that needs two tools at once gets a JSON list of both calls) and tool results are short deterministic strings derived from a CRC of the call's arguments,
-so the same call always returns the same result.
+request that needs two tools at once gets a JSON list of both calls) and tool results are short
+deterministic strings derived from a CRC of the call's arguments, so the same call always returns
+the same result.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def tool_request(rng: random.Random, p_correct: float = 0.35) -> Exchange:
 PAIR_JOINS = [", and ", ", and also ", ". also, ", ", and then "]
 
 
-def tool_pair(rng: random.Random, p_correct: float = 0.2) -> Exchange:
+def tool_pair_request(rng: random.Random, p_correct: float = 0.2) -> Exchange:
     """Two requests for different tools in one breath ("set a timer for ten minutes, and what's the
     weather in paris on friday?"), answered by one tool unit holding both calls as a JSON list (parallel
     function calling; 78-115 tokens) and one reply confirming both. Each of the two self-corrects a slot
