@@ -219,6 +219,35 @@ def test_a_cached_suite_from_older_scripts_is_stale() -> None:
     assert is_stale("quick", entries)
 
 
+def test_sessions_appended_to_a_suite_leave_the_earlier_ones_unchanged() -> None:
+    """`full` grew by 40 two-call sessions after results were measured on its first 756: those stay the same."""
+    from dataclasses import replace
+
+    full = SUITES["full"]
+    nine = replace(full, n=756, appended=())
+    assert [full.family_at(i) for i in range(756)] == [nine.family_at(i) for i in range(756)]
+    assert [full.family_at(i) for i in range(756, full.n)] == ["tool_pair"] * 40
+    assert [s.to_dict() for s in make_scripts(full, 3)] == [s.to_dict() for s in make_scripts(nine, 3)]
+    assert make_scripts(full)[-1].id == f"full-{full.n - 1:05d}-tool_pair"
+
+
+@needs_espeak
+def test_a_cached_suite_that_grew_renders_only_its_new_sessions(tmp_path, monkeypatch) -> None:
+    from dataclasses import replace
+
+    from ticktock.scenarios import store, suites
+
+    grown = replace(SUITES["pairs"], n=3)
+    monkeypatch.setitem(suites.SUITES, "pairs", replace(grown, n=2))
+    folder, entries = store.ensure_suite("pairs", root=tmp_path, progress=False)
+    first = (folder / entries[0]["audio"]).stat().st_mtime_ns
+    monkeypatch.setitem(suites.SUITES, "pairs", grown)
+    folder, entries = store.ensure_suite("pairs", root=tmp_path, progress=False)
+    assert [e["id"] for e in entries] == [s.id for s in make_scripts(grown)]
+    assert (folder / entries[0]["audio"]).stat().st_mtime_ns == first  # not rendered again
+    assert all((folder / e["audio"]).exists() for e in entries)
+
+
 def test_a_suite_cached_with_calls_in_another_format_is_stale() -> None:
     from ticktock.scenarios.store import is_stale
     from ticktock.scenarios.suites import make_scripts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .suites import load_manifest, make_scripts, write_suite
+from .suites import SUITES, load_manifest, make_scripts, write_suite
 
 
 def data_root() -> Path:
@@ -13,13 +13,19 @@ def data_root() -> Path:
 
 
 def ensure_suite(suite: str, root: Path | None = None, n: int | None = None, progress: bool = True) -> tuple[Path, list[dict]]:
-    """The suite's folder and manifest, rendering it first if it is not there, is incomplete, or was
-    rendered from scripts the generator no longer writes (a cache from an older ticktock)."""
+    """The suite's folder and manifest, rendering it first if it is not there or was rendered from
+    scripts the generator no longer writes (a cache from an older ticktock). A cache that holds the
+    first sessions of a suite grown since (sessions appended) renders only the new ones."""
     folder = (root or data_root()) / (suite if n is None else f"{suite}-{n}")
     manifest = folder / "manifest.jsonl"
+    want = n if n is not None else SUITES[suite].n
+    if want is None:
+        raise ValueError(f"suite {suite!r} is unbounded: pass n")
     entries = load_manifest(folder) if manifest.exists() else []
-    if not entries or (n is not None and len(entries) != n) or is_stale(suite, entries):
-        write_suite(suite, folder, n=n, progress=progress)
+    if len(entries) > want or is_stale(suite, entries):
+        entries = []
+    if len(entries) < want:
+        write_suite(suite, folder, n=want, progress=progress, start=len(entries))
         entries = load_manifest(folder)
     return folder, entries
 

@@ -41,12 +41,25 @@ class Suite:
     seed: int
     families: tuple[str, ...] = tuple(FAMILIES)
     augment: Augment = field(default_factory=Augment)
+    # (family, count) blocks after the round-robin sessions: a family added to a suite later leaves
+    # the sessions before it (and every result measured on them) unchanged
+    appended: tuple[tuple[str, int], ...] = ()
+
+    def family_at(self, i: int) -> str:
+        """The task family of session i."""
+        rest = i - (self.n - sum(c for _, c in self.appended)) if self.n is not None else -1
+        for family, count in self.appended if rest >= 0 else ():
+            if rest < count:
+                return family
+            rest -= count
+        return self.families[i % len(self.families)]
 
 
 SUITES: dict[str, Suite] = {s.name: s for s in (
     Suite("quick", 45, "heldout", seed=1001),
     Suite("heldout", 198, "heldout", seed=2002),
-    Suite("full", 756, "heldout", seed=3003),
+    # the nine families round-robin (756 sessions), then 40 two-call tool requests (65-128-token units)
+    Suite("full", 796, "heldout", seed=3003, appended=(("tool_pair", 40),)),
     Suite("long", 10, "heldout", seed=4004, families=("long",)),
     Suite("pairs", 40, "heldout", seed=5005, families=("tool_pair",)),
     Suite("train", None, "train", seed=0, families=(*FAMILIES, "tool_pair")),
@@ -61,7 +74,7 @@ def script_at(suite: str | Suite, i: int, seed: int | None = None) -> Script:
     """The i-th session of a suite (deterministic in suite, seed and i)."""
     s = _suite(suite)
     seed = s.seed if seed is None else seed
-    family = s.families[i % len(s.families)]
+    family = s.family_at(i)
     script = GENERATORS[family](random.Random(f"{s.name}:{seed}:{i}"))
     script.id = f"{s.name}-{i:05d}-{family}"
     return script
@@ -112,14 +125,16 @@ def _render_one(job: tuple[dict, str, str, int | None]) -> dict:
 
 
 def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = None,
-                progress: bool = True, seed: int | None = None, workers: int | None = None) -> Path:
-    """Render a suite to `out_dir/audio/<id>.wav` (16 kHz PCM16) and `out_dir/manifest.jsonl`."""
+                progress: bool = True, seed: int | None = None, workers: int | None = None,
+                start: int = 0) -> Path:
+    """Render a suite to `out_dir/audio/<id>.wav` (16 kHz PCM16) and `out_dir/manifest.jsonl`;
+    from `start` on, the manifest is appended to (its first `start` lines are kept)."""
     s = _suite(suite)
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
-    jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed)]
+    jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed)[start:]]
     workers = workers or (os.cpu_count() or 1)
-    with open(out / "manifest.jsonl", "w") as f, _progress(progress, len(jobs), s.name) as advance:
+    with open(out / "manifest.jsonl", "a" if start else "w") as f, _progress(progress, len(jobs), s.name) as advance:
         if len(jobs) >= POOL_MIN_SESSIONS and workers > 1:
             with Pool(workers) as pool:
                 results = pool.imap(_render_one, jobs, chunksize=4)
