@@ -47,11 +47,11 @@ class Suite:
 
     def family_at(self, i: int) -> str:
         """The task family of session i."""
-        rest = i - (self.n - sum(c for _, c in self.appended)) if self.n is not None else -1
-        for family, count in self.appended if rest >= 0 else ():
-            if rest < count:
+        j = i - (self.n or 0) + sum(c for _, c in self.appended)  # i's place among the appended sessions
+        for family, count in self.appended:
+            if 0 <= j < count:
                 return family
-            rest -= count
+            j -= count
         return self.families[i % len(self.families)]
 
 
