@@ -132,8 +132,8 @@ def tool_call(rng: random.Random) -> Script:
 
 def tool_pair(rng: random.Random) -> Script:
     """Two tools asked for at once: one tool unit holds both calls (a JSON list; 80-117 tokens with the
-    decision and terminator). Not among the nine families of the evaluation suites yet: the `pairs`
-    suite and training use it."""
+    decision and terminator). Not one of the nine round-robin families: the `pairs` suite, the 40
+    sessions appended to `full`, and training draw it."""
     ex = tool_pair_request(rng)
     return make_script(rng, "tool_pair", turn(rng, ex, ["answer"]), answer=ex.reply, tool_call=ex.call)
 

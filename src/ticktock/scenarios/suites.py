@@ -89,13 +89,14 @@ def iter_scripts(suite: str | Suite, seed: int | None = None, start: int = 0) ->
         i += 1
 
 
-def make_scripts(suite: str | Suite, n: int | None = None, seed: int | None = None) -> list[Script]:
-    """The first `n` scripts of a suite (default: the suite's size; required for 'train')."""
+def make_scripts(suite: str | Suite, n: int | None = None, seed: int | None = None,
+                 start: int = 0) -> list[Script]:
+    """Scripts `start` .. `n - 1` of a suite (n default: the suite's size; required for 'train')."""
     s = _suite(suite)
     n = s.n if n is None else n
     if n is None:
         raise ValueError(f"suite {s.name!r} is unbounded: pass n")
-    return [script_at(s, i, seed) for i in range(n)]
+    return [script_at(s, i, seed) for i in range(start, n)]
 
 
 def render_script(script: Script, suite: str | Suite, renderer: EspeakRenderer,
@@ -132,7 +133,7 @@ def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = 
     s = _suite(suite)
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
-    jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed)[start:]]
+    jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed, start)]
     workers = workers or (os.cpu_count() or 1)
     with open(out / "manifest.jsonl", "a" if start else "w") as f, _progress(progress, len(jobs), s.name) as advance:
         if len(jobs) >= POOL_MIN_SESSIONS and workers > 1:
