@@ -158,6 +158,25 @@ def test_long_memory_examples_reach_minutes_back(shipped_protocol):
         _WORKER.pop("long", None)
 
 
+def test_short_memory_examples_end_at_recall_answers(shipped_protocol):
+    """With `recall_share` 1, a short session's memory example ends at one of its recall answers: the
+    dictation lies in the evicted units (text only), the question and the answer in the retained ones."""
+    from ticktock.scenarios.suites import SUITES
+    from ticktock.train.base import draw_training_script
+    from ticktock.train.side_channel_data import SideChannelFactory
+
+    p = shipped_protocol
+    weights = {f: 0.0 for f in SUITES["train"].families} | {"dictation_recall": 1.0}
+    factory = SideChannelFactory(p, "after_content", max_len=512, memory_share=1.0, family_weights=weights,
+                                 recall_share=1.0)
+    for seed in range(3):
+        answers = {r["answer"] for r in draw_training_script(random.Random(seed), weights).recall}
+        ex = factory(seed)
+        said = p.decode([int(t) for t in ex.memory_labels if t != IGNORE])
+        assert any(said.rstrip().endswith(a) for a in answers), (said[-80:], answers)
+        assert np.all(np.diff(ex.positions) > 0)
+
+
 def test_memory_end_prefers_recall_answers_by_share():
     full, compact = [20] * 30, [5] * 30
     ends = [memory_end(full, compact, 10, 5, 400, [4, 9], random.Random(s), recall_ends=[25], recall_share=1.0)

@@ -57,7 +57,7 @@ def add_parser(sub) -> None:
                    help="share of memory examples cut from 5-10 minute sessions (recall over minutes)")
     s.add_argument("--long-max-len", type=int, default=2048, help="tokens per window of those examples")
     s.add_argument("--recall-share", type=float, default=0.0,
-                   help="share of those examples that end at a recall answer (a long session asks only at its end)")
+                   help="share of the memory examples (long or short) that end at a recall answer where the session has one")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",

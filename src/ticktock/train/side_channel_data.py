@@ -132,6 +132,12 @@ def pick_placement(choice: str, rng: random.Random) -> str:
     return rng.choice(["after_decision", "after_content"]) if choice == "both" else choice
 
 
+def recall_ends(script) -> list[int]:
+    """The unit after each recall answer of a script (a `Script`): where a memory example can end on one."""
+    tagged = [k for k, u in enumerate(script.units) if "recall" in u.tags]
+    return [k + 1 for k in tagged if k + 1 not in tagged]
+
+
 @dataclass
 class LongSession:
     """A worker's rendered long session, cut into `left` more examples."""
@@ -151,8 +157,9 @@ class SideChannelFactory:
     examples cut from 5-10 minute `long` sessions (training voices, their own seeds), in windows of up
     to `long_max_len` tokens: the contexts `a2t` leaves after minutes, with a recall question's facts
     thousands of positions back. Rendering one takes seconds, so each worker cuts `long_reuse`
-    examples (different ends) from each long session it renders; `recall_share` of them end at a
-    recall answer, the only place a long session asks about what it was told.
+    examples (different ends) from each long session it renders. `recall_share` of the memory examples,
+    long or short, end at a recall answer where the session has one: a session asks about what it was
+    told only at its end, and over an evicted cache that answer can be read from the transcripts alone.
 
     `delay_jitter` J: at inference the model opens its segments a little earlier or later than the
     δ = 0.5 s rule, and distillation should cover the contexts that leaves too, not the rule's alone.
@@ -170,7 +177,7 @@ class SideChannelFactory:
     long_max_len: int = 2048
     long_reuse: int = 16
     delay_jitter: float = 0.0  # half the sessions put their words in units by δ = 0.5 s ± this (seconds)
-    recall_share: float = 0.0  # long examples that end at a recall answer (`memory_data.memory_end`)
+    recall_share: float = 0.0  # memory examples that end at a recall answer (`memory_data.memory_end`)
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -190,9 +197,14 @@ class SideChannelFactory:
                                       recall_ends=session.recall_ends, recall_share=self.recall_share)
             return self._distill_only(ex) if session.distill_only else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
-        system, units, words, audio = self._render(script, renderer, seed)
-        build = build_memory_example if rng.random() < self.memory_share else build_side_channel_example
-        ex = build(self.protocol, system, units, words, audio, rng, pick_placement(self.placement, rng), self.max_len)
+        (system, units, words, audio), ends = self._render(script, renderer, seed)
+        if rng.random() < self.memory_share:
+            ex = build_memory_example(self.protocol, system, units, words, audio, rng,
+                                      pick_placement(self.placement, rng), self.max_len,
+                                      recall_ends=ends, recall_share=self.recall_share)
+        else:
+            ex = build_side_channel_example(self.protocol, system, units, words, audio, rng,
+                                            pick_placement(self.placement, rng), self.max_len)
         return self._distill_only(ex) if self._jitter(seed) is not None else ex
 
     @staticmethod
@@ -203,23 +215,23 @@ class SideChannelFactory:
         return ex
 
     def _render_long(self, renderer, seed: int) -> tuple[tuple, list[int]]:
-        """(the `_render` tuple, the unit after each recall answer) of a long training session."""
+        """`_render` of a long training session."""
         from ..scenarios.suites import GENERATORS
 
         script = GENERATORS["long"](random.Random(f"train-long:{seed}"))  # not the `long` suite's seeds
         script.id = f"train-long-{seed}"
-        tagged = [k for k, u in enumerate(script.units) if "recall" in u.tags]
-        ends = [k + 1 for k in tagged if k + 1 not in tagged]
-        return self._render(script, renderer, seed), ends
+        return self._render(script, renderer, seed)
 
-    def _render(self, script, renderer, seed: int) -> tuple[str, list[UnitSpec], list[str], np.ndarray]:
-        """(system, units, per-unit transcript words, audio) of a script rendered with training voices."""
+    def _render(self, script, renderer, seed: int) -> tuple[tuple[str, list[UnitSpec], list[str], np.ndarray],
+                                                            list[int]]:
+        """((system, units, per-unit transcript words, audio), the unit after each recall answer) of a script
+        rendered with training voices. The ends are the rendered script's: rendering lays the units out anew."""
         from ..scenarios.suites import render_script
 
         r = render_script(script, "train", renderer, seed=seed)
         units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
         words = word_units(r.words, r.script.n_units, self.protocol.chunk_seconds, self.delay_for(seed))
-        return r.script.system, units, words, r.audio
+        return (r.script.system, units, words, r.audio), recall_ends(r.script)
 
     def delay_for(self, seed: int) -> float:
         """The emission delay δ (seconds) of the session rendered from `seed`: the rule's for half of them."""
