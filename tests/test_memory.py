@@ -19,7 +19,7 @@ from conftest import noise_chunks, random_model
 
 N_UNITS = 8
 POLICY_KEYS = {"peak_slots", "final_slots", "wer", "recall_acc", "unit_ms_mean", "unit_ms_p99", "deadline_misses",
-               "decision_agreement", "pause_takeover", "side_channel", "recall_answers"}
+               "decision_agreement", "pause_takeover", "side_channel", "recall_answers", "missed_units"}
 
 
 def fake_entry() -> dict:
@@ -91,6 +91,22 @@ def test_policy_runs_summarize(small):
     assert sl["peak_vs_none"] < 0
     for name, rs in runs.items():
         assert len(rs[0].units) == N_UNITS and len(rs[0].unit_seconds) == N_UNITS
+
+
+def test_missed_units_are_named(small):
+    """A clock on which every forward takes 1.5 s misses every deadline: each miss is listed with its unit."""
+    from ticktock.session import CostModelClock
+
+    model, p = small
+    slow = CostModelClock({"new_tokens": [1, 256], "context": [0, 100000], "ms": [[1500, 1500], [1500, 1500]],
+                           "encoder_ms": 0})
+    run = mem.run_policy_session(model, p, fake_entry(), np.concatenate(noise_chunks(N_UNITS, 2)),
+                                 make_policy("none"), slow, side_channel="off")
+    assert run.misses == N_UNITS == len(run.missed)
+    assert [m["unit"] for m in run.missed] == list(range(N_UNITS))
+    assert all(m["lag_ms"] > 0 and m["unit_ms"] >= 1500 and m["forwards"] >= 1 for m in run.missed)
+    rows = mem.summarize([run], [run], "off")["missed_units"]
+    assert len(rows) == N_UNITS and rows[0]["session"] == "fake-0"
 
 
 def test_side_channel_is_resolved_against_the_session(monkeypatch):

@@ -91,3 +91,26 @@ def test_margin_branches_are_drafted_and_lossless(runtime):
         got.append(sess.step(c))
     assert branch_nodes > 0
     assert [r.tokens for r in got] == [r.tokens for r in ar]
+
+
+def test_speculative_listening_under_eviction_commits_ar_tokens():
+    """`ticktock memory --decoder sl`: with the side channel writing transcripts and `a2t` evicting after every unit,
+    `sl` drafts over the compacted cache and still commits exactly `ar`'s tokens, leaving the same resident slots."""
+    from ticktock.bench.replay import default_tool_runner
+    from ticktock.cache.policies import make_policy
+    from ticktock.evaluation.memory import run_policy_session
+
+    pair = load_runtime(side_channel=True)
+    wav = EXAMPLES / "tool.wav"
+    meta = json.loads(wav.with_suffix(".json").read_text())
+    audio = load_audio(wav)
+    entry = {"id": "tool", "family": "tool_call", "system": meta["system"], "n_units": len(split_chunks(audio)),
+             "units": [], "recall": []}
+    runs = {d: run_policy_session(pair.model, pair.protocol, entry, audio, make_policy("a2t", budget=120),
+                                  CostModelClock(PROFILE), default_tool_runner, "after_content", decoder=d)
+            for d in ("ar", "sl")}
+    ar, sl = runs["ar"].units, runs["sl"].units
+    assert any(r.asr for r in ar) and runs["ar"].peak_slots > 120  # transcripts written, the cache was evicted
+    assert [r.sequence for r in sl] == [r.sequence for r in ar]
+    assert [r.resident_slots for r in sl] == [r.resident_slots for r in ar]
+    assert sum(r.forwards for r in sl) < sum(r.forwards for r in ar)

@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
     p.add_argument("--model", default=None)
     p.add_argument("--asr-share", type=float, default=0.25,
                    help="the share of a chunk a transcript segment may take (docs/side-channel.md)")
+    p.add_argument("--decoder", default="ar", choices=["ar", "sl"],
+                   help="how each unit is decoded: ar, or sl (drafts in the idle window beside the transcript); "
+                        "greedy, so only the time differs")
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                 clock = make_clock(args.clock, profile, args.device)
                 runs[name].append(run_policy_session(rt.model, rt.protocol, e, audio,
                                                      make_policy(name, budget=args.budget), clock,
-                                                     default_tool_runner, side))
+                                                     default_tool_runner, side, decoder=args.decoder))
                 bar.advance(task, e["n_units"])
             if asr is not None:
                 bar.update(task, description=f"{e['id']} · {asr.name}")
@@ -121,14 +124,14 @@ def run(args: argparse.Namespace) -> int:
 
     summary = {
         "suite": args.suite, "sessions": len(entries), "units": units_total, "budget": args.budget,
-        "clock": args.clock, "model": rt.name, "side_channel": side,
+        "clock": args.clock, "decoder": args.decoder, "model": rt.name, "side_channel": side,
         "cascade": asr.version if asr is not None else None,
         "cascade_wer": round(corpus_wer(refs, hyps), 4) if asr is not None else None,
         "params": {p: repr(make_policy(p, budget=args.budget)) for p in policies},
         "policies": {p: summarize(runs[p], runs["none"], side) for p in policies},
     }
     table = Table(title=f"ticktock memory · {args.suite} ({len(entries)} sessions, {units_total} units) · "
-                        f"B={args.budget} · {args.clock} clock · {rt.name}")
+                        f"B={args.budget} · {args.clock} clock · {args.decoder} · {rt.name}")
     table.add_column("policy")
     for _, head in COLUMNS:
         table.add_column(head, justify="right")

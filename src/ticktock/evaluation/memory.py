@@ -83,19 +83,21 @@ class PolicyRun:
     final_slots: int
     transcript: str
     recall: list[dict] = field(default_factory=list)  # per question: question, expected, spoken, hit
+    missed: list[dict] = field(default_factory=list)  # per missed unit: unit, unit_ms, lag_ms, forwards, tokens, tool
 
 
 def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, policy: EvictionPolicy,
                        clock: Clock, tool_runner: Callable[[str], str] | None = None,
-                       side_channel: str = "off", max_slots: int = 32768) -> PolicyRun:
-    """Replay one rendered session (audio (N,) float32 at 16 kHz) under `policy`, closed loop.
+                       side_channel: str = "off", max_slots: int = 32768, decoder: str = "ar") -> PolicyRun:
+    """Replay one rendered session (audio (N,) float32 at 16 kHz) under `policy`, closed loop, decoded by
+    `decoder` (greedy: every decoder commits `ar`'s tokens, only the time differs).
 
     Eviction is measured on the wall clock when `clock` is a wall clock; the cost model has no
     entry for it (a compaction moves a few MB on a GPU: well under a millisecond), so it counts 0 there.
     """
     timed = TimedPolicy(policy)
     kwargs = {"side_channel": None if side_channel == "off" else side_channel} if side_channel_supported() else {}
-    sess = DuplexSession(model, protocol, "ar", clock=clock, system=entry["system"], policy=timed,
+    sess = DuplexSession(model, protocol, decoder, clock=clock, system=entry["system"], policy=timed,
                          max_slots=max_slots, **kwargs)
     units: list[UnitResult] = []
     pending: str | None = None
@@ -108,10 +110,13 @@ def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.n
     timeline = Timeline(protocol.chunk_seconds)
     for i, r in enumerate(units):  # the eviction after unit i-1 runs before unit i's idle work
         timeline.add(i, r.idle_used + (evict[i - 1] if i else 0.0), r.post_audio)
+    unit_seconds = [r.idle_used + r.post_audio + e for r, e in zip(units, evict)]
+    missed = [{"unit": t.index, "unit_ms": round(unit_seconds[t.index] * 1000, 1), "lag_ms": round(t.lag * 1000, 1),
+               "forwards": units[t.index].forwards, "tokens": len(units[t.index].sequence),
+               "tool": units[t.index].tool_call is not None} for t in timeline.units if t.miss]
     return PolicyRun(
-        policy=policy.name, entry=entry, units=units,
-        unit_seconds=[r.idle_used + r.post_audio + e for r, e in zip(units, evict)],
-        misses=sum(u.miss for u in timeline.units),
+        policy=policy.name, entry=entry, units=units, unit_seconds=unit_seconds,
+        misses=len(missed), missed=missed,
         peak_slots=sess.engine.cache.peak, final_slots=sess.engine.cache.length,
         transcript=" ".join(r.asr for r in units if r.asr),
         recall=recall_answers(entry, units),
@@ -155,6 +160,7 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
         "decision_acc": behaviour["decision_acc"],
         "decision_acc_by_minute": by_minute(outcomes),
         "recall_answers": [{"session": r.entry["id"], **a} for r in runs for a in r.recall],
+        "missed_units": [{"session": r.entry["id"], **m} for r in runs for m in r.missed],
     }
     if reference is not None:
         if [r.entry["id"] for r in reference] != [r.entry["id"] for r in runs]:
