@@ -212,3 +212,47 @@ def test_gated_side_channel_run_saves_the_base_and_a_gated_adapter(protocol, tmp
     assert first > 0
     torch.testing.assert_close(got[:, :first], want[:, :first], atol=2e-2, rtol=1e-2)
     assert not torch.allclose(got[:, first:], want[:, first:], atol=1e-2)
+
+
+def test_pause_units_mark_where_their_decision_is_predicted(protocol):
+    """`UnitSpec.pause` marks, in the student sequence, the one position that predicts each pause unit's decision."""
+    p = protocol
+    units = [UnitSpec(Decision.LISTEN), UnitSpec(Decision.LISTEN, pause=True), UnitSpec(Decision.LISTEN, pause=True),
+             *UNITS[2:]]
+    audio = np.random.default_rng(0).standard_normal(16000 * len(units)).astype(np.float32) * 0.1
+    whole = 0
+    for seed in range(30):
+        ex = build_side_channel_example(p, "hello", units, [""] + WORDS, audio, random.Random(seed), "after_content",
+                                        max_len=400)
+        at = np.flatnonzero(ex.pause)
+        ids = ex.ids.tolist()
+        assert all(ids[i + 1] == p.id("listen") == ex.labels[i] for i in at)  # the decision is the label there
+        if ex.n_units == len(units):  # a window over the whole session holds both pause units
+            whole += 1
+            markers = [i for i, t in enumerate(ids) if t == p.id("unit")]
+            assert len(at) == 2 and all(markers[k] < i < markers[k + 1] for k, i in zip((1, 2), at))
+    assert whole > 0
+
+
+def test_pause_term_adds_its_weight_times_the_decision_kl(protocol):
+    pytest.importorskip("peft")
+    from ticktock.train.side_channel import SideChannelLoss, attach_lora, collate_side_channel
+
+    p = protocol
+    model = random_model(5, p.vocab_size, std=0.1)
+    peft_model = attach_lora(model)
+    with torch.no_grad():  # a non-zero update, so the adapted decisions differ from the base's
+        for name, prm in peft_model.named_parameters():
+            if "lora_B" in name:
+                prm.normal_(0, 0.5)
+    units = [UnitSpec(Decision.LISTEN), UnitSpec(Decision.LISTEN, pause=True), *UNITS[2:]]
+    audio = np.random.default_rng(2).standard_normal(16000 * len(units)).astype(np.float32) * 0.1
+    batch = collate_side_channel([build_side_channel_example(p, "hello", units, WORDS, audio, random.Random(s),
+                                                             "after_content", max_len=400) for s in range(2)],
+                                 p.id("pad"), "cpu")
+    torch.manual_seed(0)
+    plain, s0 = SideChannelLoss(p, peft_model)(model, batch)
+    torch.manual_seed(0)
+    weighted, s3 = SideChannelLoss(p, peft_model, pause_weight=3.0)(model, batch)
+    assert "pause" not in s0 and float(s3["pause"]) > 0
+    assert torch.allclose(weighted - plain, 3.0 * s3["pause"], atol=1e-5)

@@ -58,6 +58,8 @@ def add_parser(sub) -> None:
     s.add_argument("--long-max-len", type=int, default=2048, help="tokens per window of those examples")
     s.add_argument("--recall-share", type=float, default=0.0,
                    help="share of the memory examples (long or short) that end at a recall answer where the session has one")
+    s.add_argument("--pause-weight", type=float, default=0.0, metavar="W",
+                   help="W x the decision KL at units inside a paused request (0: off; docs/side-channel.md)")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -96,12 +98,17 @@ def run_side_channel(args: argparse.Namespace) -> int:
     for name in ("memory_share", "long_share", "recall_share"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise SystemExit(f"--{name.replace('_', '-')} must be within [0, 1], got {getattr(args, name)}")
+    if args.pause_weight < 0:
+        raise SystemExit(f"--pause-weight must be non-negative, got {args.pause_weight}")
+    if args.pause_weight > 0 and args.no_distill:
+        raise SystemExit("--pause-weight is a distillation term: it needs distillation (drop --no-distill)")
     if args.long_max_len < args.max_len:
         raise SystemExit(f"--long-max-len ({args.long_max_len}) must be at least --max-len ({args.max_len})")
     sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill, memory_share=args.memory_share,
                            family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
                            long_max_len=args.long_max_len, gate=args.gate,
-                           delay_jitter=args.delay_jitter, recall_share=args.recall_share)
+                           delay_jitter=args.delay_jitter, recall_share=args.recall_share,
+                           pause_weight=args.pause_weight)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

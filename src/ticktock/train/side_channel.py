@@ -14,7 +14,11 @@ and the base weights stay frozen. Loss per batch, unit weights as in the paper:
 * ``dec``  — group-balanced KL between base and adapted mass on listen / speak / other
   at each unit's decision, averaged within the groups of the decision fed, then across;
 * ``turn`` — the same for the mass on `<|turn_eos|>` against the rest at the other
-  native positions, grouped turn-end vs continuation by the token fed.
+  native positions, grouped turn-end vs continuation by the token fed;
+* ``pause`` — with ``--pause-weight W`` > 0: W × the listen / speak / other KL at the decisions
+  of units inside a paused request (the user stopped mid-request: the base keeps listening).
+  Among thousands of decisions these few weigh almost nothing in ``dec``, and they are where an
+  adapter that reads its own transcripts takes over.
 
 ``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
 fp16), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
@@ -65,7 +69,8 @@ class SideChannelConfig:
     long_max_len: int = 2048  # their window, in tokens
     gate: str = "all"  # all: the adapter acts on every token | segment: on a segment's tokens only
     delay_jitter: float = 0.0  # seconds: half the sessions use δ = 0.5 ± this, distillation only (`SideChannelFactory`)
-    recall_share: float = 0.0  # long examples that end at a recall answer (`SideChannelFactory`)
+    recall_share: float = 0.0  # memory examples that end at a recall answer (`SideChannelFactory`)
+    pause_weight: float = 0.0  # weight of the KL at pause units' decisions (the `pause` term)
 
 
 # ------------------------------------------------------------------ parameters
@@ -160,6 +165,8 @@ def collate_side_channel(batch: list[SideChannelExample], pad_id: int, device) -
                            for e in batch], IGNORE),
         "segment": pad([e.segment if e.segment is not None else np.zeros(len(e.ids), dtype=bool)
                         for e in batch], 0) > 0,
+        "pause": pad([e.pause if e.pause is not None else np.zeros(len(e.ids), dtype=bool)
+                      for e in batch], 0) > 0,
     }
     out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
     out["audio"] = out["audio"].float()
@@ -185,8 +192,10 @@ def coarse_kl(p_t: torch.Tensor, logp_s: torch.Tensor, cols: list[int]) -> torch
 class SideChannelLoss:
     """Callable (model, batch) -> (loss, stats) for the trainer."""
 
-    def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True, gated: bool = False):
+    def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True, gated: bool = False,
+                 pause_weight: float = 0.0):
         self.p, self.peft, self.distill, self.gated = protocol, peft_model, distill, gated
+        self.pause_weight = pause_weight
         self.asr = [protocol.id("asr_start"), protocol.id("asr_end")]
 
     def __call__(self, model: DuplexLM, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
@@ -221,18 +230,20 @@ class SideChannelLoss:
             stats["mem"] = mem.detach()
             stats["mem_acc"] = (m_logits.argmax(-1) == b["mem_labels"][mmask]).float().mean().detach()
         if self.distill:
-            kd, dec, turn = self._distill(model, b, h, emb)
-            loss = loss + kd + dec + turn
+            kd, dec, turn, pause = self._distill(model, b, h, emb)
+            loss = loss + kd + dec + turn + self.pause_weight * pause
             stats.update(kd=kd.detach(), dec=dec.detach(), turn=turn.detach())
+            if self.pause_weight > 0 and b["pause"].any():
+                stats["pause"] = pause.detach()
         stats["loss"] = loss.detach()
         return loss, stats
 
-    def _distill(self, model, b, h, emb) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _distill(self, model, b, h, emb) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         p = self.p
         nmask, tnmask = b["labels"] != IGNORE, b["t_labels"] != IGNORE
+        zero = h.sum() * 0.0
         if not tnmask.any():  # a batch of memory examples only: nothing to distil
-            zero = h.sum() * 0.0
-            return zero, zero, zero
+            return zero, zero, zero, zero
         with torch.no_grad(), self.peft.disable_adapter():
             ht = model.lm(embed_inputs(model, b["t_ids"], b["t_slot"], emb), b["t_pos"])
             zt = model.lm.logits(ht[tnmask])  # (N, V)
@@ -249,7 +260,9 @@ class SideChannelLoss:
         dec = group_balanced(coarse_kl(p_t[is_dec], logp_s[is_dec], decisions[:2]), dec_group[is_dec])
         turn_group = (fed[~is_dec] == p.id("turn_eos")).long()
         turn = group_balanced(coarse_kl(p_t[~is_dec], logp_s[~is_dec], [p.id("turn_eos")]), turn_group)
-        return kd, dec, turn
+        at_pause = b["pause"][nmask]  # (N,) paired with the teacher's events by the same order
+        pause = coarse_kl(p_t[at_pause], logp_s[at_pause], decisions[:2]).mean() if at_pause.any() else zero
+        return kd, dec, turn, pause
 
 
 # ------------------------------------------------------------------ the run
@@ -261,7 +274,7 @@ def plot_side_channel(log: list[dict], path: Path) -> None:
 
     rows = [r for r in log if "loss" in r]
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.5))
-    for key in ("loss", "ce", "kd", "dec", "turn", "mem"):
+    for key in ("loss", "ce", "kd", "dec", "turn", "mem", "pause"):
         if any(key in r for r in rows):
             ax[0].plot([r["step"] for r in rows], [r.get(key, np.nan) for r in rows], label=key)
     ax[0].set(xlabel="step", ylabel="loss", yscale="log", title="side-channel training")
@@ -302,12 +315,12 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
         gate_lora(peft_model, model.lm.gate_state)
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
-                      "recall_share": sc.recall_share,
+                      "recall_share": sc.recall_share, "pause_weight": sc.pause_weight,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len,
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share)
-    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated)
+    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight)
     pad = proto.id("pad")
 
     def save(m: DuplexLM) -> None:

@@ -42,6 +42,7 @@ class SideChannelExample:
     n_units: int
     memory_labels: np.ndarray | None = None  # (T,) native targets learnt by cross-entropy (memory examples)
     segment: np.ndarray | None = None  # (T,) bool: a segment token (where a segment-gated adapter acts)
+    pause: np.ndarray | None = None  # (T,) bool: where a pause unit's decision is predicted (the `pause` term)
 
 
 def unit_tokens(protocol: DuplexProtocol, unit: UnitSpec, words: str, placement: str | None) -> tuple[list[int], list[int], int]:
@@ -90,8 +91,11 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
 
     ids, roles, slots, opens = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix)
     t_ids, t_roles, t_slots = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix)
+    pause_at = []  # student positions that predict a pause unit's decision
     for k, (tr, out, rl, at) in enumerate(bodies[u0:u1]):
         head = [p.id("unit")] + [p.id("pad")] * e + tr
+        if units[u0 + k].pause:
+            pause_at.append(len(ids) + len(head) - 1)
         head_slots = [-1] + [k * e + j for j in range(e)] + [-1] * len(tr)
         native = [t for t, r in zip(out, rl) if r == NATIVE]
         if at >= 0:
@@ -110,10 +114,13 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
     t_labels = next_labels(t_ids, t_roles, NATIVE)
     assert (labels != IGNORE).sum() == (t_labels != IGNORE).sum(), "student and teacher must share native events"
     asr_labels = next_labels(ids, roles, SEGMENT, skip=p.id("asr_start"))  # opening is `open_target`'s
+    pause = np.zeros(len(ids), dtype=bool)
+    pause[pause_at] = True
     return SideChannelExample(
         np.array(ids), labels, asr_labels, np.array(opens), np.array(window_positions(len(prefix), len(ids), offset)),
         np.array(slots), np.array(t_ids), t_labels, np.array(window_positions(len(prefix), len(t_ids), offset)),
-        np.array(t_slots), window_audio(audio, u0, u1, chunk), u1 - u0, segment=np.array(roles) == SEGMENT)
+        np.array(t_slots), window_audio(audio, u0, u1, chunk), u1 - u0, segment=np.array(roles) == SEGMENT,
+        pause=pause)
 
 
 def next_labels(seq: list[int], roles: list[int], role: int, skip: int | None = None) -> np.ndarray:
@@ -229,7 +236,8 @@ class SideChannelFactory:
         from ..scenarios.suites import render_script
 
         r = render_script(script, "train", renderer, seed=seed)
-        units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result) for u in r.script.units]
+        units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result, pause="pause" in u.tags)
+                 for u in r.script.units]
         words = word_units(r.words, r.script.n_units, self.protocol.chunk_seconds, self.delay_for(seed))
         return (r.script.system, units, words, r.audio), recall_ends(r.script)
 
