@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..protocol import Decision, DuplexProtocol
+from ..scenarios.script import Script
 from .examples import (EMISSION_DELAY_S, IGNORE, UnitSpec, choose_window, window_audio, window_positions,
                        word_units)
 
@@ -139,8 +140,8 @@ def pick_placement(choice: str, rng: random.Random) -> str:
     return rng.choice(["after_decision", "after_content"]) if choice == "both" else choice
 
 
-def recall_ends(script) -> list[int]:
-    """The unit after each recall answer of a script (a `Script`): where a memory example can end on one."""
+def recall_ends(script: Script) -> list[int]:
+    """The unit after each recall answer of a script: where a memory example can end on one."""
     tagged = [k for k, u in enumerate(script.units) if "recall" in u.tags]
     return [k + 1 for k in tagged if k + 1 not in tagged]
 
