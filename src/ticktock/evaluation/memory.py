@@ -86,6 +86,12 @@ class PolicyRun:
     missed: list[dict] = field(default_factory=list)  # per missed unit: unit, unit_ms, lag_ms, forwards, tokens, tool
 
 
+def _missed(index: int, r: UnitResult, seconds: float, lag: float) -> dict:
+    """The `missed_units` record of a unit that missed its deadline."""
+    return {"unit": index, "unit_ms": round(seconds * 1000, 1), "lag_ms": round(lag * 1000, 1),
+            "forwards": r.forwards, "tokens": len(r.sequence), "tool": r.tool_call is not None}
+
+
 def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, policy: EvictionPolicy,
                        clock: Clock, tool_runner: Callable[[str], str] | None = None,
                        side_channel: str = "off", max_slots: int = 32768, decoder: str = "ar") -> PolicyRun:
@@ -111,9 +117,7 @@ def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.n
     for i, r in enumerate(units):  # the eviction after unit i-1 runs before unit i's idle work
         timeline.add(i, r.idle_used + (evict[i - 1] if i else 0.0), r.post_audio)
     unit_seconds = [r.idle_used + r.post_audio + e for r, e in zip(units, evict)]
-    missed = [{"unit": t.index, "unit_ms": round(unit_seconds[t.index] * 1000, 1), "lag_ms": round(t.lag * 1000, 1),
-               "forwards": units[t.index].forwards, "tokens": len(units[t.index].sequence),
-               "tool": units[t.index].tool_call is not None} for t in timeline.units if t.miss]
+    missed = [_missed(t.index, units[t.index], unit_seconds[t.index], t.lag) for t in timeline.units if t.miss]
     return PolicyRun(
         policy=policy.name, entry=entry, units=units, unit_seconds=unit_seconds,
         misses=len(missed), missed=missed,
