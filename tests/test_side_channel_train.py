@@ -214,6 +214,49 @@ def test_gated_side_channel_run_saves_the_base_and_a_gated_adapter(protocol, tmp
     assert not torch.allclose(got[:, first:], want[:, first:], atol=1e-2)
 
 
+def test_full_side_channel_run_trains_the_whole_decoder_and_ships_as_a_whole_model(protocol, tmp_path):
+    """`--full`: the transcript loss falls with every decoder weight trainable, the teacher (a frozen copy) stays the
+    base, the encoder stays frozen, OUT/model loads as the side-channel model, and shipped beside a base as
+    `<dir>-side-channel/` it replaces the base's weights when the side channel is asked for."""
+    import shutil
+
+    from ticktock.runtime import load_runtime
+    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
+    from ticktock.train.trainer import TrainConfig
+
+    p = protocol
+    base = random_model(7, p.vocab_size, std=0.1)
+    audio = np.random.default_rng(4).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+
+    def make(seed: int):
+        return build_side_channel_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content",
+                                          max_len=400)
+
+    cfg = TrainConfig(steps=30, batch=4, lr=1e-3, warmup=1, workers=1, log_every=1, max_len=400)
+    log = train_side_channel(tmp_path / "run", cfg, SideChannelConfig(placement="after_content", full=True),
+                             device="cpu", make_example=make, model=copy.deepcopy(base), tokenizer=p.tokenizer)
+    ce = [r["ce"] for r in log if "ce" in r]
+    assert np.mean(ce[-5:]) < 0.7 * np.mean(ce[:5]), f"transcript loss did not fall: {ce}"
+    assert log[-1].get("kd", 0) >= 0 and not (tmp_path / "run" / "adapter").exists()
+    trained = load_runtime(tmp_path / "run" / "model", side_channel=True).model
+    moved = [n for n, prm in base.lm.named_parameters()
+             if not torch.allclose(prm, dict(trained.lm.named_parameters())[n], atol=2e-3)]
+    assert any("mlp" in n for n in moved) and any("attn" in n for n in moved), moved  # more than two rows moved
+    for n, prm in base.audio.named_parameters():  # the encoder is frozen
+        torch.testing.assert_close(dict(trained.audio.named_parameters())[n], prm, atol=2e-3, rtol=1e-3)
+    # shipped beside a base model: the side channel is that whole model; without it, the base
+    from ticktock.model import save_model
+    save_model(base, p.tokenizer, tmp_path / "ship" / "m")
+    shutil.copytree(tmp_path / "run" / "model", tmp_path / "ship" / "m-side-channel")
+    plain = load_runtime(tmp_path / "ship" / "m").model
+    side = load_runtime(tmp_path / "ship" / "m", side_channel=True)
+    assert side.name.endswith("+side-channel")
+    for (n, a), b, c in zip(side.model.state_dict().items(), trained.state_dict().values(),
+                            plain.state_dict().values()):
+        torch.testing.assert_close(a, b, msg=n)
+    assert any(not torch.equal(a, c) for a, c in zip(side.model.state_dict().values(), plain.state_dict().values()))
+
+
 def test_pause_units_mark_where_their_decision_is_predicted(protocol):
     """`UnitSpec.pause` marks, in the student sequence, the one position that predicts each pause unit's decision."""
     p = protocol

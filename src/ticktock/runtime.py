@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,10 +14,15 @@ from .protocol import DuplexProtocol
 
 
 def _merged(path: Path) -> bool:
-    """Is this model dir `ticktock train side-channel`'s output, with the adapter already folded in?
-    (A segment-gated adapter cannot be folded in: its OUT/model is the base with the two rows.)"""
-    adapter = path.parent / "adapter"
-    return (path.parent / "side_channel.json").is_file() and adapter.is_dir() and not is_gated(adapter)
+    """Is this model dir `ticktock train side-channel`'s output, with the adapter already folded in (or
+    trained whole: `--full`)? (A segment-gated adapter cannot be folded in: its OUT/model is the base with
+    the two rows.)"""
+    summary, adapter = path.parent / "side_channel.json", path.parent / "adapter"
+    if not summary.is_file():
+        return False
+    if json.loads(summary.read_text()).get("side_channel", {}).get("full"):
+        return True
+    return adapter.is_dir() and not is_gated(adapter)
 
 
 @dataclass
@@ -32,8 +38,9 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
     """The model at `path`, or the shipped default; a random-init `tiny` model if none is shipped yet.
 
     `side_channel`: the model is to write transcription segments, so its adapter
-    (`model.adapter.adapter_for`) is merged in (attached, if it is segment-gated); `ticktock train
-    side-channel`'s OUT/model of an ungated adapter is already merged, and so is left as it is.
+    (`model.adapter.adapter_for`) is merged in (attached, if it is segment-gated; loaded, if it is a
+    whole model); `ticktock train side-channel`'s OUT/model of an ungated adapter (or of `--full`) is
+    already the side-channel model, and so is left as it is.
     """
     path = Path(path) if path else DEFAULT_MODEL
     if (path / "model.safetensors").exists():
@@ -41,13 +48,13 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
         if tok is None:
             raise FileNotFoundError(f"{path} has no tokenizer.json")
         name = path.name
-        adapter = adapter_for(path) if side_channel else None
-        if adapter is not None and not _merged(path):
+        if side_channel and not _merged(path):
+            adapter = adapter_for(path)
+            if adapter is None:
+                raise FileNotFoundError(f"no side-channel adapter for {path}: train one with `ticktock train "
+                                        "side-channel` and pass its OUT/model")
             apply_side_channel(model, adapter)
             name += "+side-channel"
-        elif side_channel and adapter is None:
-            raise FileNotFoundError(f"no side-channel adapter for {path}: train one with `ticktock train side-channel` "
-                                    "and pass its OUT/model")
         return Runtime(model.to(dtype=dtype), DuplexProtocol(tok), name, trained=True)
     if path != DEFAULT_MODEL:
         raise FileNotFoundError(f"no model at {path} (expected config.json, model.safetensors, tokenizer.json)")

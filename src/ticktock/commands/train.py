@@ -67,6 +67,9 @@ def add_parser(sub) -> None:
                         "distillation only (the model's own segments come a little early or late; "
                         "docs/side-channel.md)")
     s.add_argument("--init-adapter", default=None, help="continue from this adapter folder (default: a fresh one)")
+    s.add_argument("--full", action="store_true",
+                   help="train every decoder weight instead of a LoRA (teacher: a frozen copy of the base); "
+                        "OUT/model is the side-channel model whole (docs/side-channel.md)")
     s.set_defaults(func=run_side_channel)
 
 
@@ -102,13 +105,15 @@ def run_side_channel(args: argparse.Namespace) -> int:
         raise SystemExit(f"--pause-weight must be non-negative, got {args.pause_weight}")
     if args.pause_weight > 0 and args.no_distill:
         raise SystemExit("--pause-weight is a distillation term: it needs distillation (drop --no-distill)")
+    if args.full and args.gate == "segment":
+        raise SystemExit("--gate segment needs a LoRA: drop --full")
     if args.long_max_len < args.max_len:
         raise SystemExit(f"--long-max-len ({args.long_max_len}) must be at least --max-len ({args.max_len})")
     sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill, memory_share=args.memory_share,
                            family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
                            long_max_len=args.long_max_len, gate=args.gate,
                            delay_jitter=args.delay_jitter, recall_share=args.recall_share,
-                           pause_weight=args.pause_weight)
+                           pause_weight=args.pause_weight, full=args.full)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

@@ -6,6 +6,8 @@ segment-gated adapter); the shipped model keeps a copy in `ticktock-tiny-side-ch
 beside it. Needs only torch. An ungated adapter is merged, W += (alpha / r) * B @ A; a gated
 one is attached as `GatedLoRALinear` layers that act on segment tokens only (`gated_lora`).
 Either way the `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) are set.
+A side channel trained whole (`--full`) ships as merged weights instead: a model folder
+(`config.json`, `model.safetensors`) in the same place, loaded in place of the base's weights.
 """
 
 from __future__ import annotations
@@ -24,12 +26,17 @@ _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as 
 GATE_FILE = "gate.json"  # {"gate": "segment"}: the adapter acts on segment tokens only
 
 
+def is_whole(adapter: str | Path) -> bool:
+    """Is this side channel a whole model (`ticktock train side-channel --full`: merged weights) rather than a LoRA?"""
+    return (Path(adapter) / "model.safetensors").is_file()
+
+
 def adapter_for(model_dir: str | Path) -> Path | None:
-    """The side-channel adapter of a model directory: `<dir>-side-channel/` beside it, or
-    `../adapter/` (the layout `ticktock train side-channel` writes); None if there is none."""
+    """The side-channel adapter of a model directory: `<dir>-side-channel/` beside it (a LoRA, or a whole
+    model), or `../adapter/` (the layout `ticktock train side-channel` writes); None if there is none."""
     model_dir = Path(model_dir)
     for cand in (model_dir.parent / f"{model_dir.name}{ADAPTER_SUFFIX}", model_dir.parent / "adapter"):
-        if (cand / "adapter_config.json").is_file():
+        if (cand / "adapter_config.json").is_file() or is_whole(cand):
             return cand
     return None
 
@@ -88,6 +95,21 @@ def attach_gated_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
     return model
 
 
+@torch.no_grad()
+def load_whole_side_channel(model: DuplexLM, folder: str | Path) -> DuplexLM:
+    """Replace `model`'s weights (in place) with the whole side-channel model in `folder`; return it."""
+    from .io import load_model
+
+    whole, _ = load_model(folder, "cpu", torch.float32)
+    if whole.cfg.to_dict() != model.cfg.to_dict():
+        raise ValueError(f"the side-channel model in {folder} has another architecture than its base")
+    ref = next(model.parameters())
+    model.load_state_dict({k: v.to(ref.device, ref.dtype) for k, v in whole.state_dict().items()})
+    return model
+
+
 def apply_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
-    """Gated adapters are attached, the others merged (`is_gated`)."""
+    """Whole models are loaded, gated adapters attached, the others merged (`is_whole`, `is_gated`)."""
+    if is_whole(adapter):
+        return load_whole_side_channel(model, adapter)
     return attach_gated_side_channel(model, adapter) if is_gated(adapter) else merge_side_channel(model, adapter)

@@ -32,12 +32,18 @@ merged: OUT/model is then the base with the two rows, and OUT/adapter carries `g
 (`memory_data`: the context as `a2t` eviction leaves it); their retained units' native
 outputs are learnt by cross-entropy, since the base has no evicted cache to distil from.
 ``--init-adapter`` continues from a saved adapter instead of a fresh one.
+
+``--full`` trains every decoder weight instead of a LoRA (the audio encoder stays frozen): the
+teacher is then a frozen copy of the base, and OUT/model is the side-channel model whole (no
+adapter/), shipped as merged weights beside the base. ``--init-adapter`` is merged in first.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -47,7 +53,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model import DuplexLM, load_model, save_model
-from ..model.adapter import GATE_FILE
+from ..model.adapter import GATE_FILE, merge_side_channel
 from ..protocol import DuplexProtocol
 from .examples import IGNORE
 from .side_channel_data import SideChannelExample, SideChannelFactory
@@ -71,6 +77,7 @@ class SideChannelConfig:
     delay_jitter: float = 0.0  # seconds: half the sessions use δ = 0.5 ± this, distillation only (`SideChannelFactory`)
     recall_share: float = 0.0  # memory examples that end at a recall answer (`SideChannelFactory`)
     pause_weight: float = 0.0  # weight of the KL at pause units' decisions (the `pause` term)
+    full: bool = False  # train every decoder weight (teacher: a frozen copy of the base) instead of a LoRA
 
 
 # ------------------------------------------------------------------ parameters
@@ -97,8 +104,9 @@ def base_state(model: DuplexLM) -> dict[str, torch.Tensor]:
     return {k.replace(".base_layer.", "."): v for k, v in model.state_dict().items() if "lora_" not in k}
 
 
-def train_rows(model: DuplexLM, ids: list[int], seed: int = 0) -> torch.nn.Parameter:
-    """Make only these embedding rows trainable (tied with the output rows): other rows get zero gradient.
+def train_rows(model: DuplexLM, ids: list[int], seed: int = 0, only: bool = True) -> torch.nn.Parameter:
+    """Make these embedding rows trainable (tied with the output rows); with `only`, every other row gets
+    zero gradient (without it the whole embedding trains: `--full`).
 
     The rows start at the mean embedding (plus a little noise to tell them apart): the base never used
     them, so as they are they sit where its training pushed unused outputs, far below every other logit.
@@ -108,6 +116,8 @@ def train_rows(model: DuplexLM, ids: list[int], seed: int = 0) -> torch.nn.Param
         noise = torch.randn(len(ids), weight.shape[1], generator=torch.Generator().manual_seed(seed))
         weight[ids] = weight.mean(0) + 0.1 * weight.std(0) * noise.to(weight)
     weight.requires_grad_(True)
+    if not only:
+        return weight
     keep = torch.zeros(weight.shape[0], 1, dtype=weight.dtype, device=weight.device)
     keep[ids] = 1.0
     weight.register_hook(lambda g: g * keep.to(g.device, g.dtype))
@@ -136,6 +146,15 @@ def param_groups(peft_model, rows: torch.nn.Parameter, row_lr_scale: float) -> C
         return [{"params": lora, "weight_decay": cfg.weight_decay},
                 {"params": [rows], "weight_decay": 0.0, "lr_scale": row_lr_scale}]
     return groups
+
+
+def full_param_groups(model: DuplexLM, cfg: TrainConfig) -> list[dict]:
+    """Optimizer groups of `--full`: the decoder's matrices with weight decay; the embedding (tied with the
+    output head), norms and biases without."""
+    params = [(n, p) for n, p in model.lm.named_parameters() if p.requires_grad]
+    decay = [p for n, p in params if p.ndim == 2 and "embed_tokens" not in n]
+    rest = [p for n, p in params if not (p.ndim == 2 and "embed_tokens" not in n)]
+    return [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": rest, "weight_decay": 0.0}]
 
 
 # ------------------------------------------------------------------ batches
@@ -190,12 +209,15 @@ def coarse_kl(p_t: torch.Tensor, logp_s: torch.Tensor, cols: list[int]) -> torch
 
 
 class SideChannelLoss:
-    """Callable (model, batch) -> (loss, stats) for the trainer."""
+    """Callable (model, batch) -> (loss, stats) for the trainer.
+
+    The teacher is `base` (a frozen copy: `--full`) if given, else the model with `peft_model`'s adapters disabled.
+    """
 
     def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True, gated: bool = False,
-                 pause_weight: float = 0.0):
+                 pause_weight: float = 0.0, base: DuplexLM | None = None):
         self.p, self.peft, self.distill, self.gated = protocol, peft_model, distill, gated
-        self.pause_weight = pause_weight
+        self.pause_weight, self.base = pause_weight, base
         self.asr = [protocol.id("asr_start"), protocol.id("asr_end")]
 
     def __call__(self, model: DuplexLM, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
@@ -244,9 +266,9 @@ class SideChannelLoss:
         zero = h.sum() * 0.0
         if not tnmask.any():  # a batch of memory examples only: nothing to distil
             return zero, zero, zero, zero
-        with torch.no_grad(), self.peft.disable_adapter():
-            ht = model.lm(embed_inputs(model, b["t_ids"], b["t_slot"], emb), b["t_pos"])
-            zt = model.lm.logits(ht[tnmask])  # (N, V)
+        with torch.no_grad(), self._teacher(model) as t:
+            ht = t.lm(embed_inputs(t, b["t_ids"], b["t_slot"], emb), b["t_pos"])
+            zt = t.lm.logits(ht[tnmask])  # (N, V)
             zt[:, self.asr] = float("-inf")  # the base never writes the new tokens
             p_t = zt.softmax(-1)
             logp_t = zt.log_softmax(-1).clamp_min(-1e4)
@@ -263,6 +285,14 @@ class SideChannelLoss:
         at_pause = b["pause"][nmask]  # (N,) paired with the teacher's events by the same order
         pause = coarse_kl(p_t[at_pause], logp_s[at_pause], decisions[:2]).mean() if at_pause.any() else zero
         return kd, dec, turn, pause
+
+    @contextmanager
+    def _teacher(self, model: DuplexLM):
+        if self.base is not None:
+            yield self.base
+        else:
+            with self.peft.disable_adapter():
+                yield model
 
 
 # ------------------------------------------------------------------ the run
@@ -300,30 +330,45 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     if model is None:
         model, tokenizer = load_model(init, "cpu", torch.float32)
     proto = DuplexProtocol(tokenizer)
-    for prm in model.parameters():
-        prm.requires_grad_(False)
-    peft_model = attach_lora(model, sc.rank, sc.alpha)
-    asr_ids = [proto.id("asr_start"), proto.id("asr_end")]
-    rows = train_rows(model, asr_ids, cfg.seed)
-    if init_adapter is not None:
-        load_adapter_weights(peft_model, rows, Path(init_adapter))
-    n_lora = sum(prm.numel() for n, prm in peft_model.named_parameters() if "lora_" in n)
     if sc.gate not in ("all", "segment"):
         raise ValueError(f"unknown gate {sc.gate!r}; known: all, segment")
     gated = sc.gate == "segment"
+    if sc.full and gated:
+        raise ValueError("a segment gate needs a LoRA: --full trains the whole decoder")
+    for prm in model.parameters():
+        prm.requires_grad_(False)
+    asr_ids = [proto.id("asr_start"), proto.id("asr_end")]
+    base = copy.deepcopy(model).eval() if sc.full else None  # the frozen teacher (before any adapter is merged)
+    peft_model = None if sc.full else attach_lora(model, sc.rank, sc.alpha)
+    rows = train_rows(model, asr_ids, cfg.seed, only=not sc.full)
+    if init_adapter is not None and sc.full:
+        merge_side_channel(model, Path(init_adapter))
+    elif init_adapter is not None:
+        load_adapter_weights(peft_model, rows, Path(init_adapter))
+    if sc.full:
+        for prm in model.lm.parameters():
+            prm.requires_grad_(True)
+        n_lora = 0
+    else:
+        n_lora = sum(prm.numel() for n, prm in peft_model.named_parameters() if "lora_" in n)
     if gated:
         gate_lora(peft_model, model.lm.gate_state)
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
-                      "recall_share": sc.recall_share, "pause_weight": sc.pause_weight,
+                      "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "full": sc.full,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len,
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share)
-    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight)
+    if base is not None:
+        base.to(device)
+    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base)
     pad = proto.id("pad")
 
     def save(m: DuplexLM) -> None:
+        if sc.full:  # the model is the side-channel model whole
+            save_model(m, tokenizer, out / "model")
+            return
         peft_model.save_pretrained(str(out / "adapter"))
         (out / "adapter" / "README.md").unlink(missing_ok=True)  # PEFT's generic model-card stub
         save_file({"weight": rows.detach()[asr_ids].float().cpu().contiguous(), "ids": torch.tensor(asr_ids)},
@@ -339,7 +384,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
 
     log = train(model, make_example, pad, cfg, out, device, on_checkpoint=save, loss_fn=loss_fn,
                 collate_fn=lambda batch, dev: collate_side_channel(batch, pad, dev),
-                param_groups=param_groups(peft_model, rows, sc.row_lr_scale))
+                param_groups=full_param_groups if sc.full else param_groups(peft_model, rows, sc.row_lr_scale))
     plot_side_channel(log, out / "loss.png")
     last = next((r for r in reversed(log) if "loss" in r), {})
     summary = {"config": asdict(cfg), "side_channel": asdict(sc), "lora_params": n_lora,
