@@ -297,3 +297,20 @@ def test_pause_term_adds_its_weight_times_the_decision_kl(protocol):
     weighted, s3 = SideChannelLoss(p, peft_model, pause_weight=3.0)(model, batch)
     assert "pause" not in s0 and float(s3["pause"]) > 0
     assert torch.allclose(weighted - plain, 3.0 * s3["pause"], atol=1e-5)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--full", "--gate", "segment"], "--gate segment needs a LoRA"),
+    (["--pause-weight", "-1"], "must be non-negative"),
+    (["--pause-weight", "1", "--no-distill"], "needs distillation"),
+    (["--memory-share", "1.5"], "must be within [0, 1]"),
+])
+def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
+    """Contradictory or out-of-range options stop before anything is loaded or trained."""
+    import re
+
+    from ticktock.cli import main
+
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        main(["train", "side-channel", "--out", str(tmp_path / "run"), "--device", "cpu", *argv])
+    assert not (tmp_path / "run").exists()
