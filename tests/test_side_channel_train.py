@@ -234,7 +234,7 @@ def test_full_side_channel_run_trains_the_whole_decoder_and_ships_as_a_whole_mod
     from ticktock.train.side_channel import SideChannelConfig
 
     p = protocol
-    base, _, _ = _train_briefly(p, tmp_path / "run", SideChannelConfig(placement="after_content", full=True), 7, 1e-3)
+    base, _, _ = _train_briefly(p, tmp_path / "run", SideChannelConfig(placement="after_content", full=True), 7, 3e-3)
     assert not (tmp_path / "run" / "adapter").exists()
     trained = load_runtime(tmp_path / "run" / "model", side_channel=True).model
     moved = [n for n, prm in base.lm.named_parameters()
