@@ -304,6 +304,7 @@ def test_pause_term_adds_its_weight_times_the_decision_kl(protocol):
     (["--pause-weight", "-1"], "must be non-negative"),
     (["--pause-weight", "1", "--no-distill"], "needs distillation"),
     (["--memory-share", "1.5"], "must be within [0, 1]"),
+    (["--hold-tags", "pause,barge_in"], "--hold-tags takes pause and/or backchannel"),
 ])
 def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
     """Contradictory or out-of-range options stop before anything is loaded or trained."""
@@ -314,3 +315,19 @@ def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
     with pytest.raises(SystemExit, match=re.escape(message)):
         main(["train", "side-channel", "--out", str(tmp_path / "run"), "--device", "cpu", *argv])
     assert not (tmp_path / "run").exists()
+
+
+def test_hold_tags_choose_the_units_of_the_pause_term():
+    """By default only units inside a paused request are marked; `backchannel` adds where a user backchannel ends."""
+    from types import SimpleNamespace
+
+    from ticktock.train.side_channel_data import script_unit_spec
+
+    def unit(*tags):
+        return SimpleNamespace(decision="speak", content="sure", turn_end=False, tool_result=None, tags=list(tags))
+
+    assert script_unit_spec(unit("pause")).pause and not script_unit_spec(unit("backchannel")).pause
+    both = ("pause", "backchannel")
+    assert script_unit_spec(unit("backchannel"), both).pause and script_unit_spec(unit("pause"), both).pause
+    assert not script_unit_spec(unit("turn_end", "tool"), both).pause
+    assert script_unit_spec(unit()).decision.name == "SPEAK"

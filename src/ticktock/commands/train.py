@@ -60,6 +60,8 @@ def add_parser(sub) -> None:
                    help="share of the memory examples (long or short) that end at a recall answer where the session has one")
     s.add_argument("--pause-weight", type=float, default=0.0, metavar="W",
                    help="W x the decision KL at units inside a paused request (0: off; docs/side-channel.md)")
+    s.add_argument("--hold-tags", default="pause", metavar="TAG,...",
+                   help="script tags of the units --pause-weight weighs: pause (default), backchannel, or both")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -105,6 +107,9 @@ def run_side_channel(args: argparse.Namespace) -> int:
         raise SystemExit(f"--pause-weight must be non-negative, got {args.pause_weight}")
     if args.pause_weight > 0 and args.no_distill:
         raise SystemExit("--pause-weight is a distillation term: it needs distillation (drop --no-distill)")
+    hold_tags = tuple(t for t in args.hold_tags.split(",") if t)
+    if not hold_tags or not set(hold_tags) <= {"pause", "backchannel"}:
+        raise SystemExit(f"--hold-tags takes pause and/or backchannel, got {args.hold_tags!r}")
     if args.full and args.gate == "segment":
         raise SystemExit("--gate segment needs a LoRA: drop --full")
     if args.long_max_len < args.max_len:
@@ -113,7 +118,7 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
                            long_max_len=args.long_max_len, gate=args.gate,
                            delay_jitter=args.delay_jitter, recall_share=args.recall_share,
-                           pause_weight=args.pause_weight, full=args.full)
+                           pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

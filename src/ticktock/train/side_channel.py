@@ -16,7 +16,8 @@ and the base weights stay frozen. Loss per batch, unit weights as in the paper:
 * ``turn`` — the same for the mass on `<|turn_eos|>` against the rest at the other
   native positions, grouped turn-end vs continuation by the token fed;
 * ``pause`` — with ``--pause-weight W`` > 0: W × the listen / speak / other KL at the decisions
-  of units inside a paused request (the user stopped mid-request: the base keeps listening).
+  of units inside a paused request (the user stopped mid-request: the base keeps listening), and
+  with ``--hold-tags pause,backchannel`` also where a user's backchannel ends (the base keeps speaking).
   Among thousands of decisions these few weigh almost nothing in ``dec``, and they are where an
   adapter that reads its own transcripts takes over.
 
@@ -78,6 +79,7 @@ class SideChannelConfig:
     recall_share: float = 0.0  # memory examples that end at a recall answer (`SideChannelFactory`)
     pause_weight: float = 0.0  # weight of the KL at pause units' decisions (the `pause` term)
     full: bool = False  # train every decoder weight (teacher: a frozen copy of the base) instead of a LoRA
+    hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs
 
 
 # ------------------------------------------------------------------ parameters
@@ -355,11 +357,13 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
         gate_lora(peft_model, model.lm.gate_state)
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
-                      "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "full": sc.full,
+                      "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "hold_tags": sc.hold_tags,
+                      "full": sc.full,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len,
-                                                      delay_jitter=sc.delay_jitter, recall_share=sc.recall_share)
+                                                      delay_jitter=sc.delay_jitter, recall_share=sc.recall_share,
+                                                      hold_tags=sc.hold_tags)
     if base is not None:
         base.to(device)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base)

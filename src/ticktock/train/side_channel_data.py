@@ -156,6 +156,12 @@ class LongSession:
     distill_only: bool  # its timing is jittered (`SideChannelFactory.delay_jitter`)
 
 
+def script_unit_spec(unit, hold_tags: tuple[str, ...] = ("pause",)) -> UnitSpec:
+    """A script unit's training target; `pause` marks it for the `pause` term when it carries one of `hold_tags`."""
+    return UnitSpec(Decision[unit.decision.upper()], unit.content, unit.turn_end, unit.tool_result,
+                    pause=any(t in unit.tags for t in hold_tags))
+
+
 @dataclass
 class SideChannelFactory:
     """Fork-safe callable: seed -> one `SideChannelExample` from a freshly rendered training session.
@@ -174,6 +180,10 @@ class SideChannelFactory:
     Half the rendered sessions draw their emission delay δ from [0.5 − J, 0.5 + J] s (one δ per session
     keeps the words in order) and teach through distillation only: their transcript and open-decision
     targets are dropped, so the side channel itself still learns the rule's timing.
+
+    `hold_tags`: the units marked for the `pause` term (`UnitSpec.pause`) are those the script tags so:
+    `pause` (inside a paused request the base keeps listening), and `backchannel` if asked for (the unit
+    where a user's "uh-huh" ends while the model speaks: the base keeps speaking).
     """
 
     protocol: DuplexProtocol
@@ -186,6 +196,7 @@ class SideChannelFactory:
     long_reuse: int = 16
     delay_jitter: float = 0.0  # half the sessions put their words in units by δ = 0.5 s ± this (seconds)
     recall_share: float = 0.0  # memory examples that end at a recall answer (`memory_data.memory_end`)
+    hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs (`UnitSpec.pause`)
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -237,8 +248,7 @@ class SideChannelFactory:
         from ..scenarios.suites import render_script
 
         r = render_script(script, "train", renderer, seed=seed)
-        units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result, pause="pause" in u.tags)
-                 for u in r.script.units]
+        units = [script_unit_spec(u, self.hold_tags) for u in r.script.units]
         words = word_units(r.words, r.script.n_units, self.protocol.chunk_seconds, self.delay_for(seed))
         return (r.script.system, units, words, r.audio), recall_ends(r.script)
 
