@@ -20,6 +20,7 @@ from safetensors.torch import load_file
 
 from .duplex import DuplexLM
 from .gated_lora import gate_layer
+from .io import load_model
 
 ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
 _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
@@ -98,8 +99,6 @@ def attach_gated_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
 @torch.no_grad()
 def load_whole_side_channel(model: DuplexLM, folder: str | Path) -> DuplexLM:
     """Replace `model`'s weights (in place) with the whole side-channel model in `folder`; return it."""
-    from .io import load_model
-
     whole, _ = load_model(folder, "cpu", torch.float32)
     if whole.cfg.to_dict() != model.cfg.to_dict():
         raise ValueError(f"the side-channel model in {folder} has another architecture than its base")
