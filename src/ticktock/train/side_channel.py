@@ -153,9 +153,10 @@ def param_groups(peft_model, rows: torch.nn.Parameter, row_lr_scale: float) -> C
 def full_param_groups(model: DuplexLM, cfg: TrainConfig) -> list[dict]:
     """Optimizer groups of `--full`: the decoder's matrices with weight decay; the embedding (tied with the
     output head), norms and biases without."""
-    params = [(n, p) for n, p in model.lm.named_parameters() if p.requires_grad]
-    decay = [p for n, p in params if p.ndim == 2 and "embed_tokens" not in n]
-    rest = [p for n, p in params if not (p.ndim == 2 and "embed_tokens" not in n)]
+    decay, rest = [], []
+    for n, p in model.lm.named_parameters():
+        if p.requires_grad:
+            (decay if p.ndim == 2 and "embed_tokens" not in n else rest).append(p)
     return [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": rest, "weight_decay": 0.0}]
 
 
@@ -340,18 +341,20 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     for prm in model.parameters():
         prm.requires_grad_(False)
     asr_ids = [proto.id("asr_start"), proto.id("asr_end")]
-    base = copy.deepcopy(model).eval() if sc.full else None  # the frozen teacher (before any adapter is merged)
-    peft_model = None if sc.full else attach_lora(model, sc.rank, sc.alpha)
-    rows = train_rows(model, asr_ids, cfg.seed, only=not sc.full)
-    if init_adapter is not None and sc.full:
-        merge_side_channel(model, Path(init_adapter))
-    elif init_adapter is not None:
-        load_adapter_weights(peft_model, rows, Path(init_adapter))
+    base, peft_model = None, None
     if sc.full:
+        base = copy.deepcopy(model).eval()  # the frozen teacher, taken before any adapter is merged
+        rows = train_rows(model, asr_ids, cfg.seed, only=False)
+        if init_adapter is not None:
+            merge_side_channel(model, Path(init_adapter))
         for prm in model.lm.parameters():
             prm.requires_grad_(True)
         n_lora = 0
     else:
+        peft_model = attach_lora(model, sc.rank, sc.alpha)
+        rows = train_rows(model, asr_ids, cfg.seed)
+        if init_adapter is not None:
+            load_adapter_weights(peft_model, rows, Path(init_adapter))
         n_lora = sum(prm.numel() for n, prm in peft_model.named_parameters() if "lora_" in n)
     if gated:
         gate_lora(peft_model, model.lm.gate_state)
