@@ -192,6 +192,28 @@ def _train_briefly(p, out, sc, seed: int, lr: float):
     return base, log, make
 
 
+def test_a_base_beside_a_runs_adapter_gets_it_applied_and_the_merged_model_is_left_alone(protocol, tmp_path):
+    """OUT/model carries the merged marker, so it loads as it is; a base copied into the run folder (next to
+    side_channel.json and adapter/) is not taken for the merged model: the adapter is applied to it."""
+    pytest.importorskip("peft")
+    from ticktock.model import save_model
+    from ticktock.model.adapter import is_merged
+    from ticktock.runtime import load_runtime
+    from ticktock.train.side_channel import SideChannelConfig
+
+    base, _, _ = _train_briefly(protocol, tmp_path / "run", SideChannelConfig(placement="after_content"), seed=9,
+                                lr=3e-3)
+    save_model(base, protocol.tokenizer, tmp_path / "run" / "base")
+    assert is_merged(tmp_path / "run" / "model") and not is_merged(tmp_path / "run" / "base")
+    merged = load_runtime(tmp_path / "run" / "model", side_channel=True).model.state_dict()
+    applied = load_runtime(tmp_path / "run" / "base", side_channel=True).model.state_dict()
+    plain = load_runtime(tmp_path / "run" / "base").model.state_dict()
+    moved = [k for k in merged if not torch.allclose(merged[k], plain[k], atol=2e-3)]
+    assert moved, "training moved no weight"
+    for k in merged:
+        assert torch.allclose(applied[k], merged[k], atol=2e-3), k
+
+
 def test_gated_side_channel_run_saves_the_base_and_a_gated_adapter(protocol, tmp_path):
     """`--gate segment`: OUT/model is the base with the two rows, OUT/adapter says it is gated, and loaded with
     its adapter the model predicts exactly as the base wherever no segment was read."""

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from .model import DEFAULT_MODEL, DuplexLM, load_model, preset
-from .model.adapter import adapter_for, apply_side_channel, is_gated
+from .model.adapter import adapter_for, apply_side_channel, is_merged
 from .protocol import DuplexProtocol
-
-
-def _merged(path: Path) -> bool:
-    """Is this model dir `ticktock train side-channel`'s output, with the adapter already folded in (or
-    trained whole: `--full`)? (A segment-gated adapter cannot be folded in: its OUT/model is the base with
-    the two rows.)"""
-    summary, adapter = path.parent / "side_channel.json", path.parent / "adapter"
-    if not summary.is_file():
-        return False
-    if json.loads(summary.read_text()).get("side_channel", {}).get("full"):
-        return True
-    return adapter.is_dir() and not is_gated(adapter)
 
 
 @dataclass
@@ -48,7 +35,7 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
         if tok is None:
             raise FileNotFoundError(f"{path} has no tokenizer.json")
         name = path.name
-        if side_channel and not _merged(path):
+        if side_channel and not is_merged(path):
             adapter = adapter_for(path)
             if adapter is None:
                 raise FileNotFoundError(f"no side-channel adapter for {path}: train one with `ticktock train "

@@ -25,6 +25,19 @@ from .io import load_model
 ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
 _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
 GATE_FILE = "gate.json"  # {"gate": "segment"}: the adapter acts on segment tokens only
+MERGED_FILE = "side_channel_merged.json"  # in a model dir that already is the side-channel model: nothing to apply
+
+
+def mark_merged(model_dir: str | Path, how: str) -> None:
+    """Say in `model_dir` that its weights already hold the side channel (`how`: "lora" folded in, or "full")."""
+    (Path(model_dir) / MERGED_FILE).write_text(json.dumps({"side_channel": how}))
+
+
+def is_merged(model_dir: str | Path) -> bool:
+    """Is this model dir the side-channel model itself (`ticktock train side-channel`'s OUT/model of an ungated
+    LoRA or of `--full`)? The marker travels with the weights, so a base copied next to a run's adapter/ is not
+    taken for one."""
+    return (Path(model_dir) / MERGED_FILE).is_file()
 
 
 def is_whole(adapter: str | Path) -> bool:

@@ -22,7 +22,7 @@ and the base weights stay frozen. Loss per batch, unit weights as in the paper:
   adapter that reads its own transcripts takes over.
 
 ``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
-fp16), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
+fp16, marked merged: `model.adapter.MERGED_FILE`), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
 
 ``--gate segment`` trains a *segment-gated* adapter (`model.gated_lora`): the LoRA update acts
 only at a segment's tokens (the student's ``segment`` mask), so native positions run the base
@@ -54,7 +54,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model import DuplexLM, load_model, save_model
-from ..model.adapter import GATE_FILE, merge_side_channel
+from ..model.adapter import GATE_FILE, mark_merged, merge_side_channel
 from ..protocol import DuplexProtocol
 from .examples import IGNORE
 from .side_channel_data import SideChannelExample, SideChannelFactory
@@ -375,6 +375,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     def save(m: DuplexLM) -> None:
         if sc.full:  # the model is the side-channel model whole
             save_model(m, tokenizer, out / "model")
+            mark_merged(out / "model", "full")
             return
         peft_model.save_pretrained(str(out / "adapter"))
         (out / "adapter" / "README.md").unlink(missing_ok=True)  # PEFT's generic model-card stub
@@ -388,6 +389,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
             return
         peft_model.merge_and_unload()  # LoRA folded into the decoder's own Linear layers
         save_model(m, tokenizer, out / "model")
+        mark_merged(out / "model", "lora")
 
     log = train(model, make_example, pad, cfg, out, device, on_checkpoint=save, loss_fn=loss_fn,
                 collate_fn=lambda batch, dev: collate_side_channel(batch, pad, dev),
