@@ -199,3 +199,20 @@ def test_memory_example_ends_where_asked(protocol):
                                   max_gap=0, end=end)
         out, _, _ = unit_tokens(p, UNITS[end - 1], WORDS[end - 1], "after_content")
         assert ex.ids.tolist()[-len(out):] == out and ex.n_units == min(end, RETENTION_UNITS)
+
+
+def test_recall_marks_the_predictions_of_a_retained_recall_answer_only(protocol):
+    """`recall` is set exactly where the next token is a native output of a retained recall unit: an answer
+    evicted from the window, and every other unit, stay unmarked."""
+    p = protocol
+    units = copy.deepcopy(UNITS)
+    units[2].recall = units[9].recall = True  # unit 2 is evicted from a window ending at unit 10
+    audio = np.zeros(16000 * len(units), dtype=np.float32)
+    ex = build_memory_example(p, "hello", units, WORDS, audio, random.Random(0), "after_content", max_gap=0, end=10)
+    out, roles, _ = unit_tokens(p, units[9], WORDS[9], "after_content")
+    answer = [t for t, r in zip(out, roles) if r == NATIVE]
+    marked = np.flatnonzero(ex.recall)
+    assert ex.memory_labels[marked].tolist() == answer
+    assert (marked + 1 >= len(ex.ids) - len(out)).all()  # all within the last unit's outputs
+    plain = build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(0), "after_content", max_gap=0, end=10)
+    assert not plain.recall.any() and plain.ids.tolist() == ex.ids.tolist()

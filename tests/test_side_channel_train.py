@@ -321,8 +321,31 @@ def test_pause_term_adds_its_weight_times_the_decision_kl(protocol):
     assert torch.allclose(weighted - plain, 3.0 * s3["pause"], atol=1e-5)
 
 
+def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
+    pytest.importorskip("peft")
+    from ticktock.train.memory_data import build_memory_example
+    from ticktock.train.side_channel import SideChannelLoss, attach_lora, collate_side_channel
+
+    p = protocol
+    model = random_model(5, p.vocab_size, std=0.1)
+    peft_model = attach_lora(model)
+    units = [*UNITS[:-1], UnitSpec(Decision.SPEAK, "okay", turn_end=True, recall=True)]
+    audio = np.random.default_rng(2).standard_normal(16000 * len(units)).astype(np.float32) * 0.1
+    batch = collate_side_channel([build_memory_example(p, "hello", units, WORDS, audio, random.Random(s),
+                                                       "after_content", max_gap=0, end=len(units)) for s in range(2)],
+                                 p.id("pad"), "cpu")
+    torch.manual_seed(0)
+    plain, s0 = SideChannelLoss(p, peft_model, distill=False)(model, batch)
+    torch.manual_seed(0)
+    weighted, s3 = SideChannelLoss(p, peft_model, distill=False, recall_weight=3.0)(model, batch)
+    assert "recall" not in s0 and float(s3["recall"]) > 0
+    assert torch.allclose(weighted - plain, 3.0 * s3["recall"], atol=1e-5)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--full", "--gate", "segment"], "--gate segment needs a LoRA"),
+    (["--recall-weight", "-2"], "must be non-negative"),
+    (["--recall-weight", "2"], "acts on memory examples"),
     (["--pause-weight", "-1"], "must be non-negative"),
     (["--pause-weight", "1", "--no-distill"], "needs distillation"),
     (["--memory-share", "1.5"], "must be within [0, 1]"),

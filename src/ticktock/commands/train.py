@@ -62,6 +62,9 @@ def add_parser(sub) -> None:
                    help="W x the decision KL at units inside a paused request (0: off; docs/side-channel.md)")
     s.add_argument("--hold-tags", default="pause", metavar="TAG,...",
                    help="script tags of the units --pause-weight weighs: pause (default), backchannel, or both")
+    s.add_argument("--recall-weight", type=float, default=0.0, metavar="W",
+                   help="W x the cross-entropy at recall answers of memory examples, on top of their share of the "
+                        "memory term (0: off; docs/side-channel.md)")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -103,8 +106,11 @@ def run_side_channel(args: argparse.Namespace) -> int:
     for name in ("memory_share", "long_share", "recall_share"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise SystemExit(f"--{name.replace('_', '-')} must be within [0, 1], got {getattr(args, name)}")
-    if args.pause_weight < 0:
-        raise SystemExit(f"--pause-weight must be non-negative, got {args.pause_weight}")
+    for name in ("pause_weight", "recall_weight"):
+        if getattr(args, name) < 0:
+            raise SystemExit(f"--{name.replace('_', '-')} must be non-negative, got {getattr(args, name)}")
+    if args.recall_weight > 0 and args.memory_share == 0 and args.long_share == 0:
+        raise SystemExit("--recall-weight acts on memory examples: give --memory-share or --long-share")
     if args.pause_weight > 0 and args.no_distill:
         raise SystemExit("--pause-weight is a distillation term: it needs distillation (drop --no-distill)")
     hold_tags = tuple(t for t in args.hold_tags.split(",") if t)
@@ -118,7 +124,8 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
                            long_max_len=args.long_max_len, gate=args.gate,
                            delay_jitter=args.delay_jitter, recall_share=args.recall_share,
-                           pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags)
+                           pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags,
+                           recall_weight=args.recall_weight)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

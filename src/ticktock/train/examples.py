@@ -30,6 +30,7 @@ class UnitSpec:
     tool_result: str | None = None
     heard_from: int = -1  # first unit whose audio the content answers (-1: none); see `build_example`
     pause: bool = False  # inside a paused request: the model must keep listening (side-channel `pause` term)
+    recall: bool = False  # answers a recall question (side-channel `recall` term, memory examples)
 
 
 @dataclass

@@ -5,7 +5,8 @@ last `retention_units` keep only what `AcousticToText` keeps — transcript word
 tool calls and tool results — at their original logical positions (nothing is re-encoded
 after an eviction, so nothing is renumbered here); the retained units are whole, audio
 included. Only the retained units are supervised: their native outputs by cross-entropy
-(`memory_labels`), their transcript tokens and open decisions as usual. Everything older
+(`memory_labels`; `recall` marks those of a recall answer, for the trainer's `recall` term), their
+transcript tokens and open decisions as usual. Everything older
 is readable only as text, which is what answering a recall question over an evicted
 cache takes. There is no teacher sequence: the base model never saw an evicted cache,
 so it has nothing to distil here.
@@ -87,6 +88,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     ids, roles, slots, opens, pos = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix), \
         list(range(len(prefix)))
     segment = [False] * len(prefix)  # transcript words stay segment tokens after their unit's eviction
+    answer = [False] * len(prefix)  # a retained recall unit's native output
     nxt = len(prefix) + offset  # the logical position of the next token of the uncompacted session
     for k, (tr, out, rl, at) in enumerate(bodies[:u1]):
         head = [p.id("unit")] + [p.id("pad")] * e + tr
@@ -96,6 +98,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
             ids += [t for t, _, _ in kept]
             pos += [i for _, i, _ in kept]
             segment += [r == SEGMENT for _, _, r in kept]
+            answer += [False] * len(kept)
             roles += [INPUT] * len(kept)
             slots += [-1] * len(kept)
             opens += [-1] * len(kept)
@@ -104,6 +107,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
             ids += head + out
             roles += [INPUT] * len(head) + rl
             segment += [False] * len(head) + [r == SEGMENT for r in rl]
+            answer += [False] * len(head) + [units[k].recall and r == NATIVE for r in rl]
             slots += [-1] + [(k - r0) * e + j for j in range(e)] + [-1] * (len(head) - 1 - e + len(out))
             opens += [-1] * len(head) + [int(opened) if i == at else -1 for i in range(len(out))]
             pos += range(nxt, nxt + full[k])
@@ -112,12 +116,14 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
             nxt += rng.randrange(max_gap)
 
     n = len(ids)
+    memory_labels = next_labels(ids, roles, NATIVE)
+    recall = (memory_labels != IGNORE) & np.array(answer[1:] + [False])  # the position before each answer token
     return SideChannelExample(
         np.array(ids), np.full(n, IGNORE, dtype=np.int64), next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
         np.array(opens), np.array(pos), np.array(slots),
         np.array(prefix), np.full(len(prefix), IGNORE, dtype=np.int64), np.arange(len(prefix)),
         np.full(len(prefix), -1), window_audio(audio, r0, u1, chunk), u1 - r0,
-        memory_labels=next_labels(ids, roles, NATIVE), segment=np.array(segment))
+        memory_labels=memory_labels, segment=np.array(segment), recall=recall)
 
 
 __all__ = ["RETENTION_UNITS", "build_memory_example", "kept_after_eviction", "memory_end"]

@@ -80,6 +80,7 @@ class SideChannelConfig:
     pause_weight: float = 0.0  # weight of the KL at pause units' decisions (the `pause` term)
     full: bool = False  # train every decoder weight (teacher: a frozen copy of the base) instead of a LoRA
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs
+    recall_weight: float = 0.0  # weight of the cross-entropy at recall answers of memory examples (`recall` term)
 
 
 # ------------------------------------------------------------------ parameters
@@ -185,10 +186,8 @@ def collate_side_channel(batch: list[SideChannelExample], pad_id: int, device) -
         "audio": audio,
         "mem_labels": pad([e.memory_labels if e.memory_labels is not None else np.full(len(e.ids), IGNORE)
                            for e in batch], IGNORE),
-        "segment": pad([e.segment if e.segment is not None else np.zeros(len(e.ids), dtype=bool)
-                        for e in batch], 0) > 0,
-        "pause": pad([e.pause if e.pause is not None else np.zeros(len(e.ids), dtype=bool)
-                      for e in batch], 0) > 0,
+        **{k: pad([getattr(e, k) if getattr(e, k) is not None else np.zeros(len(e.ids), dtype=bool)
+                   for e in batch], 0) > 0 for k in ("segment", "pause", "recall")},
     }
     out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
     out["audio"] = out["audio"].float()
@@ -218,9 +217,9 @@ class SideChannelLoss:
     """
 
     def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True, gated: bool = False,
-                 pause_weight: float = 0.0, base: DuplexLM | None = None):
+                 pause_weight: float = 0.0, base: DuplexLM | None = None, recall_weight: float = 0.0):
         self.p, self.peft, self.distill, self.gated = protocol, peft_model, distill, gated
-        self.pause_weight, self.base = pause_weight, base
+        self.pause_weight, self.base, self.recall_weight = pause_weight, base, recall_weight
         self.asr = [protocol.id("asr_start"), protocol.id("asr_end")]
 
     def __call__(self, model: DuplexLM, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
@@ -250,10 +249,18 @@ class SideChannelLoss:
         mmask = b["mem_labels"] != IGNORE
         if mmask.any():  # memory examples: the retained units' outputs over an evicted context
             m_logits = model.lm.logits(h[mmask])
-            mem = F.cross_entropy(m_logits, b["mem_labels"][mmask])
+            mem_tok = F.cross_entropy(m_logits, b["mem_labels"][mmask], reduction="none")
+            mem = mem_tok.mean()
             loss = loss + mem
             stats["mem"] = mem.detach()
             stats["mem_acc"] = (m_logits.argmax(-1) == b["mem_labels"][mmask]).float().mean().detach()
+            at_answer = b["recall"][mmask]  # a recall answer's few fact tokens weigh little in `mem`'s mean
+            if self.recall_weight > 0 and at_answer.any():
+                recall = mem_tok[at_answer].mean()
+                loss = loss + self.recall_weight * recall
+                stats["recall"] = recall.detach()
+                stats["recall_acc"] = (m_logits[at_answer].argmax(-1)
+                                       == b["mem_labels"][mmask][at_answer]).float().mean().detach()
         if self.distill:
             kd, dec, turn, pause = self._distill(model, b, h, emb)
             loss = loss + kd + dec + turn + self.pause_weight * pause
@@ -361,6 +368,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
                       "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "hold_tags": sc.hold_tags,
+                      "recall_weight": sc.recall_weight,
                       "full": sc.full,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
@@ -369,7 +377,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                                                       hold_tags=sc.hold_tags)
     if base is not None:
         base.to(device)
-    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base)
+    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight)
     pad = proto.id("pad")
 
     def save(m: DuplexLM) -> None:

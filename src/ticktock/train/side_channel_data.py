@@ -44,6 +44,7 @@ class SideChannelExample:
     memory_labels: np.ndarray | None = None  # (T,) native targets learnt by cross-entropy (memory examples)
     segment: np.ndarray | None = None  # (T,) bool: a segment token (where a segment-gated adapter acts)
     pause: np.ndarray | None = None  # (T,) bool: where a pause unit's decision is predicted (the `pause` term)
+    recall: np.ndarray | None = None  # (T,) bool: where a recall answer's output is predicted (the `recall` term)
 
 
 def unit_tokens(protocol: DuplexProtocol, unit: UnitSpec, words: str, placement: str | None) -> tuple[list[int], list[int], int]:
@@ -157,9 +158,10 @@ class LongSession:
 
 
 def script_unit_spec(unit, hold_tags: tuple[str, ...] = ("pause",)) -> UnitSpec:
-    """A script unit's training target; `pause` marks it for the `pause` term when it carries one of `hold_tags`."""
+    """A script unit's training target; `pause` marks it for the `pause` term when it carries one of `hold_tags`,
+    `recall` for the `recall` term when it answers a recall question."""
     return UnitSpec(Decision[unit.decision.upper()], unit.content, unit.turn_end, unit.tool_result,
-                    pause=any(t in unit.tags for t in hold_tags))
+                    pause=any(t in unit.tags for t in hold_tags), recall="recall" in unit.tags)
 
 
 @dataclass
