@@ -20,7 +20,7 @@ gap of up to `max_gap` positions (as if more units had come and gone there).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -58,23 +58,32 @@ def memory_end(full: list[int], compact: list[int], prefix_len: int, retention: 
     return rng.choice(ends) if ends and rng.random() < 0.5 else rng.choice(fits)
 
 
+def _layout(p: DuplexProtocol, units: list[UnitSpec], words: list[str], placement: str) -> tuple[list, list]:
+    """`unit_bodies`, and per unit which of its tokens (marker, audio, tool result, outputs) survive eviction."""
+    bodies = unit_bodies(p, units, words, placement)
+    keeps = [[False] * (1 + p.audio_per_chunk) + [True] * len(tr) + kept_after_eviction(p, out)
+             for tr, out, _, _ in bodies]
+    return bodies, keeps
+
+
 def build_memory_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], words: list[str],
                          audio: np.ndarray, rng: random.Random, placement: str, max_len: int = 512,
                          max_offset: int = 3000, retention_units: int = RETENTION_UNITS,
                          max_gap: int = 200, recall_ends: Sequence[int] = (),
-                         recall_share: float = 0.0, end: int | None = None) -> SideChannelExample:
+                         recall_share: float = 0.0, end: int | None = None,
+                         swap: Callable[..., tuple[list[UnitSpec], list[str]]] | None = None) -> SideChannelExample:
     """The session from its start to a random unit as `a2t` leaves the cache (see the module docstring).
 
     words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz;
     recall_ends: the unit after each recall answer (`memory_end` ends there with `recall_share`);
-    end: end at this unit (exclusive) instead of drawing one (`max_len` is not checked then).
+    end: end at this unit (exclusive) instead of drawing one (`max_len` is not checked then);
+    swap: `fact_swap.swap_facts`, to rename the window's facts once it is drawn (a renamed word may take
+    another token or two: the window can pass `max_len` by that much).
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
     prefix = p.prefix_ids(system)
-    bodies = unit_bodies(p, units, words, placement)
-    # per unit, which of its tokens (marker, audio, tool result, outputs) survive its eviction
-    keeps = [[False] * (1 + e) + [True] * len(tr) + kept_after_eviction(p, out) for tr, out, _, _ in bodies]
+    bodies, keeps = _layout(p, units, words, placement)
     full = [len(k) for k in keeps]
     compact = [sum(k) for k in keeps]
     reply_ends = [k + 1 for k, u in enumerate(units)
@@ -82,6 +91,10 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     u1 = end if end is not None else memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends,
                                                 rng, recall_ends, recall_share)
     r0 = max(0, u1 - retention_units)
+    if swap is not None:
+        units, words = swap(units, words, r0, u1, rng)
+        bodies, keeps = _layout(p, units, words, placement)
+        full = [len(k) for k in keeps]
     offset = 0 if rng.random() < 0.5 else rng.randrange(max_offset)
     spread = max_gap > 0 and rng.random() < 0.5
 

@@ -81,6 +81,7 @@ class SideChannelConfig:
     full: bool = False  # train every decoder weight (teacher: a frozen copy of the base) instead of a LoRA
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs
     recall_weight: float = 0.0  # weight of the cross-entropy at recall answers of memory examples (`recall` term)
+    fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`SideChannelFactory`)
 
 
 # ------------------------------------------------------------------ parameters
@@ -368,13 +369,13 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
                       "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "hold_tags": sc.hold_tags,
-                      "recall_weight": sc.recall_weight,
+                      "recall_weight": sc.recall_weight, "fact_swap": sc.fact_swap,
                       "full": sc.full,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len,
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share,
-                                                      hold_tags=sc.hold_tags)
+                                                      hold_tags=sc.hold_tags, fact_swap=sc.fact_swap)
     if base is not None:
         base.to(device)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight)

@@ -183,6 +183,9 @@ class SideChannelFactory:
     keeps the words in order) and teach through distillation only: their transcript and open-decision
     targets are dropped, so the side channel itself still learns the rule's timing.
 
+    `fact_swap` of the memory examples rename the facts of their evicted text (`fact_swap.swap_facts`): a
+    rendered session is shown many times, and its recall answers would otherwise be learnt by heart.
+
     `hold_tags`: the units marked for the `pause` term (`UnitSpec.pause`) are those the script tags so:
     `pause` (inside a paused request the base keeps listening), and `backchannel` if asked for (the unit
     where a user's "uh-huh" ends while the model speaks: the base keeps speaking).
@@ -199,6 +202,7 @@ class SideChannelFactory:
     delay_jitter: float = 0.0  # half the sessions put their words in units by δ = 0.5 s ± this (seconds)
     recall_share: float = 0.0  # memory examples that end at a recall answer (`memory_data.memory_end`)
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs (`UnitSpec.pause`)
+    fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`fact_swap.swap_facts`)
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -215,18 +219,25 @@ class SideChannelFactory:
             session.left -= 1
             ex = build_memory_example(self.protocol, *session.rendered, rng, pick_placement(self.placement, rng),
                                       self.long_max_len, max_gap=0,  # the gaps are real here
-                                      recall_ends=session.recall_ends, recall_share=self.recall_share)
+                                      recall_ends=session.recall_ends, recall_share=self.recall_share,
+                                      swap=self._swap(rng))
             return self._distill_only(ex) if session.distill_only else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
         (system, units, words, audio), ends = self._render(script, renderer, seed)
         if rng.random() < self.memory_share:
             ex = build_memory_example(self.protocol, system, units, words, audio, rng,
                                       pick_placement(self.placement, rng), self.max_len,
-                                      recall_ends=ends, recall_share=self.recall_share)
+                                      recall_ends=ends, recall_share=self.recall_share, swap=self._swap(rng))
         else:
             ex = build_side_channel_example(self.protocol, system, units, words, audio, rng,
                                             pick_placement(self.placement, rng), self.max_len)
         return self._distill_only(ex) if self._jitter(seed) is not None else ex
+
+    def _swap(self, rng: random.Random):
+        """`swap_facts` for `fact_swap` of the memory examples, else None (draws nothing when the share is 0)."""
+        from .fact_swap import swap_facts
+
+        return swap_facts if self.fact_swap > 0 and rng.random() < self.fact_swap else None
 
     @staticmethod
     def _distill_only(ex: SideChannelExample) -> SideChannelExample:
