@@ -56,6 +56,9 @@ def add_parser(sub) -> None:
     s.add_argument("--long-share", type=float, default=0.0,
                    help="share of memory examples cut from 5-10 minute sessions (recall over minutes)")
     s.add_argument("--long-max-len", type=int, default=2048, help="tokens per window of those examples")
+    s.add_argument("--long-reuse", type=int, default=16, metavar="N",
+                   help="examples cut from each rendered long session (rendering one takes seconds; with "
+                        "--fact-swap every cut reads other facts, so many cuts are cheap fresh examples)")
     s.add_argument("--recall-share", type=float, default=0.0,
                    help="share of the memory examples (long or short) that end at a recall answer where the session has one")
     s.add_argument("--pause-weight", type=float, default=0.0, metavar="W",
@@ -122,11 +125,13 @@ def run_side_channel(args: argparse.Namespace) -> int:
         raise SystemExit(f"--hold-tags takes pause and/or backchannel, got {args.hold_tags!r}")
     if args.full and args.gate == "segment":
         raise SystemExit("--gate segment needs a LoRA: drop --full")
+    if args.long_reuse < 1:
+        raise SystemExit(f"--long-reuse must be at least 1, got {args.long_reuse}")
     if args.long_max_len < args.max_len:
         raise SystemExit(f"--long-max-len ({args.long_max_len}) must be at least --max-len ({args.max_len})")
     sc = SideChannelConfig(placement=args.placement, distill=not args.no_distill, memory_share=args.memory_share,
                            family_weights=parse_family_weights(args.family_weights), long_share=args.long_share,
-                           long_max_len=args.long_max_len, gate=args.gate,
+                           long_max_len=args.long_max_len, long_reuse=args.long_reuse, gate=args.gate,
                            delay_jitter=args.delay_jitter, recall_share=args.recall_share,
                            pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags,
                            recall_weight=args.recall_weight, fact_swap=args.fact_swap)

@@ -74,6 +74,7 @@ class SideChannelConfig:
     family_weights: dict[str, float] | None = None  # over-sampled task families (None: all equally)
     long_share: float = 0.0  # share of memory examples from 5-10 minute sessions (`SideChannelFactory`)
     long_max_len: int = 2048  # their window, in tokens
+    long_reuse: int = 16  # examples cut from each rendered long session (`SideChannelFactory`)
     gate: str = "all"  # all: the adapter acts on every token | segment: on a segment's tokens only
     delay_jitter: float = 0.0  # seconds: half the sessions use δ = 0.5 ± this, distillation only (`SideChannelFactory`)
     recall_share: float = 0.0  # memory examples that end at a recall answer (`SideChannelFactory`)
@@ -373,7 +374,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                       "full": sc.full,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
-                                                      sc.family_weights, sc.long_share, sc.long_max_len,
+                                                      sc.family_weights, sc.long_share, sc.long_max_len, sc.long_reuse,
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share,
                                                       hold_tags=sc.hold_tags, fact_swap=sc.fact_swap)
     if base is not None:
