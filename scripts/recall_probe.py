@@ -5,7 +5,10 @@ text only, the last 5 whole), with the reference words as the transcript segment
 of the model's own: `train.memory_data.build_memory_example`, ended at the answer. One teacher-forced forward;
 an answer counts when every token of its recall units is the model's argmax. This separates reading from
 memory (this probe) from transcribing into it (`ticktock memory`'s WER) and from the closed loop (its recall).
-Usage: python scripts/recall_probe.py {long|heldout|quick|full} [MODEL_DIR] [--show]
+`train-long`: N fresh long sessions rendered from unused training seeds with training voices (what the trainer
+draws), so a model that answers there and not on `long` has learnt its training answers by heart; `--swap` renames
+their facts first (`train.fact_swap`).
+Usage: python scripts/recall_probe.py {long|heldout|quick|full|train-long} [MODEL_DIR] [--show] [--n N] [--swap]
 """
 
 from __future__ import annotations
@@ -22,50 +25,69 @@ from ticktock.protocol import Decision
 from ticktock.runtime import load_runtime
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
-from ticktock.train.examples import IGNORE, UnitSpec, word_units
+from ticktock.train.examples import UnitSpec, word_units
+from ticktock.train.fact_swap import swap_facts
 from ticktock.train.memory_data import build_memory_example
 from ticktock.train.trainer import audio_embeddings, embed_inputs
 
 
-def probe(suite: str, model_dir: str | None = None, show: bool = False) -> dict:
+def suite_windows(suite: str, p):
+    """Per recall question of a suite: (session id, question, (system, units, words, audio), window end)."""
+    folder, entries = ensure_suite(suite)
+    for e in (e for e in entries if e.get("recall")):
+        _, audio = load_session(folder, e)
+        units = [UnitSpec(Decision[u["decision"].upper()], u["content"], u["turn_end"], u.get("tool_result"),
+                          recall="recall" in u["tags"]) for u in e["units"]]
+        words = word_units(e["words"], e["n_units"], p.chunk_seconds)
+        for item in recall_items(e):
+            tagged = [k for k in item.units if "recall" in e["units"][k]["tags"]]
+            yield e["id"], item.question, (e["system"], units, words, audio), tagged[-1] + 1
+
+
+def training_windows(n: int, p, first_seed: int = 10**6):
+    """The same for `n` long sessions rendered from training seeds the trainer does not reach first."""
+    from ticktock.scenarios.espeak import EspeakRenderer
+    from ticktock.train.side_channel_data import SideChannelFactory
+
+    factory, renderer = SideChannelFactory(p), EspeakRenderer()
+    for seed in range(first_seed, first_seed + n):
+        (system, units, words, audio), ends = factory.render_long(renderer, seed)
+        for end in ends:
+            yield f"train-long-{seed}", "", (system, units, words, audio), end
+
+
+def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int = 3, swap: bool = False) -> dict:
     torch.set_grad_enabled(False)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     rt = load_runtime(model_dir, dev, side_channel=True)
     m, p = rt.model, rt.protocol
-    folder, entries = ensure_suite(suite)
+    windows = training_windows(n, p) if suite == "train-long" else suite_windows(suite, p)
     right = tokens = tokens_right = 0
     answers = []
-    for e in (e for e in entries if e.get("recall")):
-        _, audio = load_session(folder, e)
-        units = [UnitSpec(Decision[u["decision"].upper()], u["content"], u["turn_end"], u.get("tool_result"))
-                 for u in e["units"]]
-        words = word_units(e["words"], e["n_units"], p.chunk_seconds)
-        for item in recall_items(e):
-            tagged = [k for k in item.units if "recall" in e["units"][k]["tags"]]
-            ex = build_memory_example(p, e["system"], units, words, audio, random.Random(0), "after_content",
-                                      max_gap=0, max_offset=1, end=tagged[-1] + 1)
-            emb = audio_embeddings(m, torch.from_numpy(ex.audio.astype(np.float32))[None].to(dev), train=False)
-            ids, slots = (torch.from_numpy(a)[None].to(dev) for a in (ex.ids, ex.audio_slot))
-            x = embed_inputs(m, ids, slots, emb)
-            h = m.lm(x, torch.from_numpy(ex.positions)[None].to(dev))[0]
-            # the recall units' outputs: every supervised token after the first recall unit's marker
-            first = [i for i, t in enumerate(ex.ids.tolist()) if t == p.id("unit")][-len(tagged)]
-            at = [i for i, t in enumerate(ex.memory_labels.tolist()) if t != IGNORE and i >= first]
-            want = torch.from_numpy(ex.memory_labels[at]).to(dev)
-            got = m.lm.logits(h[at]).argmax(-1)
-            ok = bool((got == want).all())
-            right, tokens, tokens_right = right + ok, tokens + len(at), tokens_right + int((got == want).sum())
-            answers.append({"session": e["id"], "question": item.question, "expected": item.answer,
-                            "argmax": p.decode(got.tolist()), "hit": ok})
-            if show:
-                print(f"{e['id']}: {item.question} | {item.answer} | {p.decode(got.tolist())} | {ok}", flush=True)
-    n = len(answers)
-    return {"suite": suite, "model": rt.name, "questions": n, "exact": round(right / max(n, 1), 4),
+    for session, question, rendered, end in windows:
+        ex = build_memory_example(p, *rendered, random.Random(0), "after_content", max_gap=0, max_offset=1,
+                                  end=end, swap=swap_facts if swap else None)
+        emb = audio_embeddings(m, torch.from_numpy(ex.audio.astype(np.float32))[None].to(dev), train=False)
+        ids, slots = (torch.from_numpy(a)[None].to(dev) for a in (ex.ids, ex.audio_slot))
+        h = m.lm(embed_inputs(m, ids, slots, emb), torch.from_numpy(ex.positions)[None].to(dev))[0]
+        at = torch.from_numpy(np.flatnonzero(ex.recall)).to(dev)  # the answer's outputs (`UnitSpec.recall`)
+        want = torch.from_numpy(ex.memory_labels).to(dev)[at]
+        got = m.lm.logits(h[at]).argmax(-1)
+        ok = bool((got == want).all())
+        right, tokens, tokens_right = right + ok, tokens + len(at), tokens_right + int((got == want).sum())
+        expected, said = p.decode(want.tolist()), p.decode(got.tolist())
+        answers.append({"session": session, "question": question, "expected": expected, "argmax": said, "hit": ok})
+        if show:
+            print(f"{session}: {question} | {expected} | {said} | {ok}", flush=True)
+    n_q = len(answers)
+    return {"suite": suite, "model": rt.name, "swap": swap, "questions": n_q, "exact": round(right / max(n_q, 1), 4),
             "token_acc": round(tokens_right / max(tokens, 1), 4), "answers": answers}
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--show"]
+    argv = sys.argv[1:]
+    n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 3
+    args = [a for i, a in enumerate(argv) if a not in ("--show", "--swap", "--n") and (i == 0 or argv[i - 1] != "--n")]
     if len(args) not in (1, 2):
         raise SystemExit(__doc__)
-    print(json.dumps(probe(*args, show="--show" in sys.argv)))
+    print(json.dumps(probe(*args, show="--show" in argv, n=n, swap="--swap" in argv)))

@@ -214,7 +214,7 @@ class SideChannelFactory:
         if self.long_share > 0 and rng.random() < self.long_share:
             session = _WORKER.get("long")
             if session is None or session.left <= 0:
-                session = _WORKER["long"] = LongSession(*self._render_long(renderer, seed), self.long_reuse,
+                session = _WORKER["long"] = LongSession(*self.render_long(renderer, seed), self.long_reuse,
                                                         self._jitter(seed) is not None)
             session.left -= 1
             ex = build_memory_example(self.protocol, *session.rendered, rng, pick_placement(self.placement, rng),
@@ -246,7 +246,7 @@ class SideChannelFactory:
         ex.open_target[:] = -1
         return ex
 
-    def _render_long(self, renderer, seed: int) -> tuple[tuple, list[int]]:
+    def render_long(self, renderer, seed: int) -> tuple[tuple, list[int]]:
         """`_render` of a long training session."""
         from ..scenarios.suites import GENERATORS
 
