@@ -7,7 +7,9 @@ window are text only — their audio is gone — so their facts can be changed w
 consistent renaming of groceries, names and days (and of a code's digits) through the evicted transcripts
 and replies and through the retained units' outputs. Every word the retained units' own transcripts hold
 stays as it is (their audio says it: "at what time do i meet victor?"), so the example stays true to what
-is heard, and the answer changes with the facts it asks about.
+is heard, and the answer changes with the facts it asks about. A renamed example replayed many times can still
+be learnt by heart: it pays where examples are cut faster than they are drawn (`--long-reuse`; docs/memory.md,
+"Recall runs W, X, Y").
 """
 
 from __future__ import annotations

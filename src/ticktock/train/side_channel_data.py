@@ -13,6 +13,7 @@ teacher's by order, not by index (segments shift the student's positions).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -233,7 +234,7 @@ class SideChannelFactory:
                                             pick_placement(self.placement, rng), self.max_len)
         return self._distill_only(ex) if self._jitter(seed) is not None else ex
 
-    def _swap(self, rng: random.Random):
+    def _swap(self, rng: random.Random) -> Callable | None:
         """`swap_facts` for `fact_swap` of the memory examples, else None (draws nothing when the share is 0)."""
         from .fact_swap import swap_facts
 
