@@ -189,6 +189,8 @@ def _train_briefly(p, out, sc, seed: int, lr: float):
                              tokenizer=p.tokenizer)
     ce = [r["ce"] for r in log if "ce" in r]
     assert np.mean(ce[-5:]) < 0.7 * np.mean(ce[:5]), f"transcript loss did not fall: {ce}"
+    last = log[-1]  # the log counts what the workers made against what was drawn
+    assert last["made"] >= last["buffer"] and last["draws_per_example"] == round(30 * 4 / last["made"], 2)
     return base, log, make
 
 

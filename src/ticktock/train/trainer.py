@@ -2,7 +2,9 @@
 
 Workers render fresh sessions continuously (a fixed set is memorised within
 minutes, DESIGN §5a); the trainer samples batches from a replay buffer of the
-newest examples so the GPU never waits on rendering.
+newest examples so the GPU never waits on rendering. The log says how many examples
+the workers made (`made`) and how often each was drawn on average (`draws_per_example`):
+far above 1, examples can be learnt by heart (docs/memory.md, "Recall runs W, X, Y").
 """
 
 from __future__ import annotations
@@ -186,6 +188,7 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
     step = 0
     waited = 0.0  # seconds the trainer waited for examples (rendering-bound if large)
+    made = 0  # examples received from the workers; step * batch / made is how often each is drawn
     try:
         while step < cfg.steps and time.time() - t_start < cfg.time_budget_s:
             drained = 0
@@ -200,6 +203,7 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
                         raise RuntimeError(f"example workers keep failing: {item}")
                     continue
                 buf.append(item)
+                made += 1
             batch = [buf[recent_index(rng, len(buf))] for _ in range(cfg.batch)]
             b = collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
             # cosine over whichever runs out first: steps or the wall-clock budget
@@ -216,7 +220,7 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
             step += 1
             if step % cfg.log_every == 0 or step == 1:
                 rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1),
-                       "waited": round(waited, 1),
+                       "waited": round(waited, 1), "made": made, "draws_per_example": round(step * cfg.batch / made, 2),
                        **{k: round(float(v), 4) for k, v in stats.items()}}
                 log.append(rec)
                 logf.write(json.dumps(rec) + "\n")
