@@ -21,13 +21,14 @@ import numpy as np
 import torch
 
 from ticktock.evaluation.recall import recall_items
-from ticktock.protocol import Decision
 from ticktock.runtime import load_runtime
+from ticktock.scenarios.script import UnitTarget
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
-from ticktock.train.examples import UnitSpec, word_units
+from ticktock.train.examples import word_units
 from ticktock.train.fact_swap import swap_facts
 from ticktock.train.memory_data import build_memory_example
+from ticktock.train.side_channel_data import SideChannelFactory, script_unit_spec
 from ticktock.train.trainer import audio_embeddings, embed_inputs
 
 
@@ -36,8 +37,7 @@ def suite_windows(suite: str, p):
     folder, entries = ensure_suite(suite)
     for e in (e for e in entries if e.get("recall")):
         _, audio = load_session(folder, e)
-        units = [UnitSpec(Decision[u["decision"].upper()], u["content"], u["turn_end"], u.get("tool_result"),
-                          recall="recall" in u["tags"]) for u in e["units"]]
+        units = [script_unit_spec(UnitTarget.from_dict(u)) for u in e["units"]]
         words = word_units(e["words"], e["n_units"], p.chunk_seconds)
         for item in recall_items(e):
             tagged = [k for k in item.units if "recall" in e["units"][k]["tags"]]
@@ -47,7 +47,6 @@ def suite_windows(suite: str, p):
 def training_windows(n: int, p, first_seed: int = 10**6):
     """The same for `n` long sessions rendered from training seeds the trainer does not reach first."""
     from ticktock.scenarios.espeak import EspeakRenderer
-    from ticktock.train.side_channel_data import SideChannelFactory
 
     factory, renderer = SideChannelFactory(p), EspeakRenderer()
     for seed in range(first_seed, first_seed + n):

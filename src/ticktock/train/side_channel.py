@@ -250,19 +250,17 @@ class SideChannelLoss:
         loss = ce
         mmask = b["mem_labels"] != IGNORE
         if mmask.any():  # memory examples: the retained units' outputs over an evicted context
-            m_logits = model.lm.logits(h[mmask])
-            mem_tok = F.cross_entropy(m_logits, b["mem_labels"][mmask], reduction="none")
+            m_logits, m_labels = model.lm.logits(h[mmask]), b["mem_labels"][mmask]
+            mem_tok = F.cross_entropy(m_logits, m_labels, reduction="none")
             mem = mem_tok.mean()
             loss = loss + mem
-            stats["mem"] = mem.detach()
-            stats["mem_acc"] = (m_logits.argmax(-1) == b["mem_labels"][mmask]).float().mean().detach()
+            right = (m_logits.argmax(-1) == m_labels).float().detach()
+            stats["mem"], stats["mem_acc"] = mem.detach(), right.mean()
             at_answer = b["recall"][mmask]  # a recall answer's few fact tokens weigh little in `mem`'s mean
             if self.recall_weight > 0 and at_answer.any():
                 recall = mem_tok[at_answer].mean()
                 loss = loss + self.recall_weight * recall
-                stats["recall"] = recall.detach()
-                stats["recall_acc"] = (m_logits[at_answer].argmax(-1)
-                                       == b["mem_labels"][mmask][at_answer]).float().mean().detach()
+                stats["recall"], stats["recall_acc"] = recall.detach(), right[at_answer].mean()
         if self.distill:
             kd, dec, turn, pause = self._distill(model, b, h, emb)
             loss = loss + kd + dec + turn + self.pause_weight * pause
