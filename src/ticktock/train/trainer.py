@@ -1,7 +1,7 @@
 """The training loop: examples from worker processes, batched audio features on the device, CE on outputs.
 
 Workers render fresh sessions continuously (a fixed set is memorised within
-minutes, DESIGN §5a); the trainer samples batches from a replay buffer of the
+minutes, DESIGN §5a; `intake`); the trainer samples batches from a replay buffer of the
 newest examples so the GPU never waits on rendering. The log says how many examples
 the workers made (`made`) and how often each was drawn on average (`draws_per_example`):
 far above 1, examples can be learnt by heart (docs/memory.md, "Recall runs W, X, Y").
@@ -14,7 +14,6 @@ import math
 import multiprocessing as mp
 import random
 import time
-from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -24,6 +23,7 @@ import torch.nn.functional as F
 
 from ..model.duplex import DuplexLM
 from .examples import IGNORE, Example
+from .intake import ExampleIntake
 from .features import augment_waveform, batch_log_mel, freq_warp, spec_augment
 from .word_frames import WordFrameHead
 
@@ -124,17 +124,6 @@ def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=Non
     return loss, stats
 
 
-def _worker_loop(make: Callable[[int], Example], seed: int, q: mp.Queue) -> None:
-    torch.set_num_threads(1)
-    i = 0
-    while True:
-        try:
-            q.put(make(seed * 1_000_003 + i))
-        except Exception as err:  # a bad draw must not kill the stream; report and go on
-            q.put(repr(err))
-        i += 1
-
-
 def recent_index(rng: random.Random, n: int, mean_age: float = 4000.0) -> int:
     """An index into a buffer of `n` examples, oldest first: recent ones are preferred (fresh renderings fight
     memorisation), ages drawn from an exponential with mean `mean_age`. An age past the buffer's start falls
@@ -166,14 +155,6 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     model.to(device).train()
     chunk = model.cfg.audio.frames_per_chunk * 160
     n_workers = cfg.workers or max(1, (mp.cpu_count() or 2) - 1)
-    ctx = mp.get_context("fork")
-    q: mp.Queue = ctx.Queue(maxsize=4096)
-    procs = [ctx.Process(target=_worker_loop, args=(make_example, cfg.seed * 100 + w, q), daemon=True)
-             for w in range(n_workers)]
-    for p in procs:
-        p.start()
-    buf: deque[Example] = deque(maxlen=cfg.buffer)
-    errors = 0
     if param_groups is not None:
         groups = param_groups(model, cfg)
     else:
@@ -188,22 +169,11 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
     step = 0
     waited = 0.0  # seconds the trainer waited for examples (rendering-bound if large)
-    made = 0  # examples received from the workers; step * batch / made is how often each is drawn
+    intake = ExampleIntake(make_example, n_workers, cfg.seed, cfg.buffer).start()
+    buf = intake.buffer
     try:
         while step < cfg.steps and time.time() - t_start < cfg.time_budget_s:
-            drained = 0
-            while (not q.empty() and drained < 4 * cfg.batch) or len(buf) < cfg.batch:
-                t_wait = time.time()
-                item = q.get()
-                waited += time.time() - t_wait
-                drained += 1
-                if isinstance(item, str):
-                    errors += 1
-                    if errors > 1000:
-                        raise RuntimeError(f"example workers keep failing: {item}")
-                    continue
-                buf.append(item)
-                made += 1
+            waited += intake.wait_for(cfg.batch)
             batch = [buf[recent_index(rng, len(buf))] for _ in range(cfg.batch)]
             b = collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
             # cosine over whichever runs out first: steps or the wall-clock budget
@@ -220,15 +190,15 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
             step += 1
             if step % cfg.log_every == 0 or step == 1:
                 rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1),
-                       "waited": round(waited, 1), "made": made, "draws_per_example": round(step * cfg.batch / made, 2),
+                       "waited": round(waited, 1), "made": intake.made,
+                       "draws_per_example": round(step * cfg.batch / max(intake.made, 1), 2),
                        **{k: round(float(v), 4) for k, v in stats.items()}}
                 log.append(rec)
                 logf.write(json.dumps(rec) + "\n")
                 logf.flush()
                 print(json.dumps(rec), flush=True)
     finally:
-        for p in procs:
-            p.kill()
+        intake.stop()
         torch.set_num_threads(threads)
     model.eval()
     if on_checkpoint:
