@@ -167,13 +167,14 @@ def test_render_places_words_exactly(renderer: EspeakRenderer) -> None:
 
 
 @needs_espeak
-def test_render_is_deterministic_and_write_suite(tmp_path) -> None:
+def test_render_is_deterministic_and_write_suite(tmp_path, capsys) -> None:
     s = make_scripts("quick", n=1)[0]
     a = render_script(s, "quick", EspeakRenderer())
     b = render_script(s, "quick", EspeakRenderer())
     assert np.array_equal(a.audio, b.audio) and a.words == b.words and a.voice == b.voice
     assert a.voice["main"]["name"] in HELDOUT_VOICES
-    write_suite("quick", tmp_path, n=2, progress=False)
+    write_suite("quick", tmp_path, n=2, progress=True)
+    assert capsys.readouterr().out == "", "the progress bar must not reach stdout (a command's --json goes there)"
     entries = load_manifest(tmp_path)
     assert len(entries) == 2 and (tmp_path / entries[0]["audio"]).exists()
     import soundfile as sf

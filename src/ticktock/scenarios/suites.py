@@ -158,10 +158,12 @@ class _progress:
     def __enter__(self) -> Callable[[], None]:
         if not self.enabled:
             return lambda: None
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+        # on stderr: a command's --json output on stdout must stay parseable when a suite is rendered first
         self.bar = Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
-                            TimeRemainingColumn())
+                            TimeRemainingColumn(), console=Console(stderr=True))
         self.bar.__enter__()
         task = self.bar.add_task(f"rendering {self.name}", total=self.total)
         return lambda: self.bar.advance(task)
