@@ -7,8 +7,11 @@ an answer counts when every token of its recall units is the model's argmax. Thi
 memory (this probe) from transcribing into it (`ticktock memory`'s WER) and from the closed loop (its recall).
 `train-long`: N fresh long sessions rendered from unused training seeds with training voices (what the trainer
 draws), so a model that answers there and not on `long` has learnt its training answers by heart; `--swap` renames
-their facts first (`train.fact_swap`).
+their facts first (`train.fact_swap`); `--seeds S1,S2,...` renders those training seeds instead (a worker's long
+sessions are `SideChannelFactory.render_long` of seed (100 * run seed + worker) * 1_000_003 + long_reuse * j, so a run's
+own sessions can be probed).
 Usage: python scripts/recall_probe.py {long|heldout|quick|full|train-long} [MODEL_DIR] [--show] [--n N] [--swap]
+       [--seeds S1,S2,...]
 """
 
 from __future__ import annotations
@@ -44,23 +47,26 @@ def suite_windows(suite: str, p):
             yield e["id"], item.question, (e["system"], units, words, audio), tagged[-1] + 1
 
 
-def training_windows(n: int, p, first_seed: int = 10**6):
-    """The same for `n` long sessions rendered from training seeds the trainer does not reach first."""
+def training_windows(seeds, p):
+    """The same for the long training sessions rendered from `seeds`."""
     from ticktock.scenarios.espeak import EspeakRenderer
 
     factory, renderer = SideChannelFactory(p), EspeakRenderer()
-    for seed in range(first_seed, first_seed + n):
+    for seed in seeds:
         (system, units, words, audio), ends = factory.render_long(renderer, seed)
         for end in ends:
             yield f"train-long-{seed}", "", (system, units, words, audio), end
 
 
-def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int = 3, swap: bool = False) -> dict:
+def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int = 3, swap: bool = False,
+          seeds: list[int] | None = None) -> dict:
     torch.set_grad_enabled(False)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     rt = load_runtime(model_dir, dev, side_channel=True)
     m, p = rt.model, rt.protocol
-    windows = training_windows(n, p) if suite == "train-long" else suite_windows(suite, p)
+    # by default from 10**6 on, seeds no training run here has drawn (workers draw (100 * seed + worker) * 1_000_003 + i)
+    seeds = seeds or list(range(10**6, 10**6 + n))
+    windows = training_windows(seeds, p) if suite == "train-long" else suite_windows(suite, p)
     right = tokens = tokens_right = 0
     answers = []
     for session, question, rendered, end in windows:
@@ -79,14 +85,17 @@ def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int =
         if show:
             print(f"{session}: {question} | {expected} | {said} | {ok}", flush=True)
     n_q = len(answers)
-    return {"suite": suite, "model": rt.name, "swap": swap, "questions": n_q, "exact": round(right / max(n_q, 1), 4),
+    return {"suite": suite, "model": rt.name, "swap": swap, "seeds": seeds if suite == "train-long" else None,
+            "questions": n_q, "exact": round(right / max(n_q, 1), 4),
             "token_acc": round(tokens_right / max(tokens, 1), 4), "answers": answers}
 
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
+    valued = ("--n", "--seeds")
     n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 3
-    args = [a for i, a in enumerate(argv) if a not in ("--show", "--swap", "--n") and (i == 0 or argv[i - 1] != "--n")]
+    seeds = [int(s) for s in argv[argv.index("--seeds") + 1].split(",")] if "--seeds" in argv else None
+    args = [a for i, a in enumerate(argv) if a not in ("--show", "--swap", *valued) and (i == 0 or argv[i - 1] not in valued)]
     if len(args) not in (1, 2):
         raise SystemExit(__doc__)
-    print(json.dumps(probe(*args, show="--show" in argv, n=n, swap="--swap" in argv)))
+    print(json.dumps(probe(*args, show="--show" in argv, n=n, swap="--swap" in argv, seeds=seeds)))
