@@ -349,6 +349,7 @@ def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
     (["--recall-weight", "-2"], "must be non-negative"),
     (["--recall-weight", "2"], "acts on memory examples"),
     (["--fact-swap", "1.5"], "must be within [0, 1]"),
+    (["--history-shuffle", "-0.1"], "must be within [0, 1]"),
     (["--pause-weight", "-1"], "must be non-negative"),
     (["--pause-weight", "1", "--no-distill"], "needs distillation"),
     (["--memory-share", "1.5"], "must be within [0, 1]"),

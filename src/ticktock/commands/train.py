@@ -72,6 +72,10 @@ def add_parser(sub) -> None:
                    help="share of the memory examples whose evicted facts (groceries, names, days, a code's digits) "
                         "are renamed, answer included, so recall is read from the transcripts rather than learnt "
                         "by heart (docs/side-channel.md)")
+    s.add_argument("--history-shuffle", type=float, default=0.0, metavar="H",
+                   help="share of the memory examples whose evicted exchanges are laid out anew (those holding a "
+                        "fact keep their order; others are dropped or moved), so an answer's place in a session "
+                        "cannot be learnt (docs/side-channel.md)")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -110,7 +114,7 @@ def run_side_channel(args: argparse.Namespace) -> int:
                       workers=args.workers, seed=args.seed, max_len=args.max_len)
     from ..train.base import parse_family_weights
 
-    for name in ("memory_share", "long_share", "recall_share", "fact_swap"):
+    for name in ("memory_share", "long_share", "recall_share", "fact_swap", "history_shuffle"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise SystemExit(f"--{name.replace('_', '-')} must be within [0, 1], got {getattr(args, name)}")
     for name in ("pause_weight", "recall_weight"):
@@ -134,7 +138,8 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            long_max_len=args.long_max_len, long_reuse=args.long_reuse, gate=args.gate,
                            delay_jitter=args.delay_jitter, recall_share=args.recall_share,
                            pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags,
-                           recall_weight=args.recall_weight, fact_swap=args.fact_swap)
+                           recall_weight=args.recall_weight, fact_swap=args.fact_swap,
+                           history_shuffle=args.history_shuffle)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None)
     return 0

@@ -71,14 +71,17 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
                          max_offset: int = 3000, retention_units: int = RETENTION_UNITS,
                          max_gap: int = 200, recall_ends: Sequence[int] = (),
                          recall_share: float = 0.0, end: int | None = None,
-                         swap: Callable[..., tuple[list[UnitSpec], list[str]]] | None = None) -> SideChannelExample:
+                         swap: Callable[..., tuple[list[UnitSpec], list[str]]] | None = None,
+                         shuffle: Callable[..., list[int]] | None = None) -> SideChannelExample:
     """The session from its start to a random unit as `a2t` leaves the cache (see the module docstring).
 
     words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz;
     recall_ends: the unit after each recall answer (`memory_end` ends there with `recall_share`);
     end: end at this unit (exclusive) instead of drawing one (`max_len` is not checked then);
     swap: `fact_swap.swap_facts`, to rename the window's facts once it is drawn (a renamed word may take
-    another token or two: the window can pass `max_len` by that much).
+    another token or two: the window can pass `max_len` by that much);
+    shuffle: `history_shuffle.shuffled_history`, to lay the evicted units out in another order (each at the
+    logical positions its new place gives it).
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
@@ -95,6 +98,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
         units, words = swap(units, words, r0, u1, rng)
         bodies, keeps = _layout(p, units, words, placement)
         full = [len(k) for k in keeps]
+    history = shuffle(units, words, r0, rng) if shuffle is not None else list(range(r0))
     offset = 0 if rng.random() < 0.5 else rng.randrange(max_offset)
     spread = max_gap > 0 and rng.random() < 0.5
 
@@ -103,9 +107,10 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     segment = [False] * len(prefix)  # transcript words stay segment tokens after their unit's eviction
     answer = [False] * len(prefix)  # a retained recall unit's native output
     nxt = len(prefix) + offset  # the logical position of the next token of the uncompacted session
-    for k, (tr, out, rl, at) in enumerate(bodies[:u1]):
+    for k in history + list(range(r0, u1)):
+        tr, out, rl, at = bodies[k]
         head = [p.id("unit")] + [p.id("pad")] * e + tr
-        if k < r0:  # evicted: the tool result and the kept outputs stay where they were
+        if k < r0:  # evicted: the tool result and the kept outputs, where the unit is laid out
             kept = [(t, i, r) for t, i, r, keep in zip(head + out, range(nxt, nxt + full[k]),
                                                         [INPUT] * len(head) + rl, keeps[k]) if keep]
             ids += [t for t, _, _ in kept]

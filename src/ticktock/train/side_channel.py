@@ -83,6 +83,7 @@ class SideChannelConfig:
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs
     recall_weight: float = 0.0  # weight of the cross-entropy at recall answers of memory examples (`recall` term)
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`SideChannelFactory`)
+    history_shuffle: float = 0.0  # memory examples whose evicted exchanges are laid out anew (`SideChannelFactory`)
 
 
 # ------------------------------------------------------------------ parameters
@@ -369,12 +370,14 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
                       "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "hold_tags": sc.hold_tags,
                       "recall_weight": sc.recall_weight, "fact_swap": sc.fact_swap,
+                      "history_shuffle": sc.history_shuffle,
                       "full": sc.full,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len, sc.long_reuse,
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share,
-                                                      hold_tags=sc.hold_tags, fact_swap=sc.fact_swap)
+                                                      hold_tags=sc.hold_tags, fact_swap=sc.fact_swap,
+                                                      history_shuffle=sc.history_shuffle)
     if base is not None:
         base.to(device)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight)

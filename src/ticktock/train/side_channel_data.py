@@ -187,6 +187,9 @@ class SideChannelFactory:
     `fact_swap` of the memory examples rename the facts of their evicted text (`fact_swap.swap_facts`): a
     rendered session is shown many times, and its recall answers would otherwise be learnt by heart.
 
+    `history_shuffle` of the memory examples lay their evicted exchanges out anew (`history_shuffle`): a long
+    session cut many times would otherwise teach where its answers lie.
+
     `hold_tags`: the units marked for the `pause` term (`UnitSpec.pause`) are those the script tags so:
     `pause` (inside a paused request the base keeps listening), and `backchannel` if asked for (the unit
     where a user's "uh-huh" ends while the model speaks: the base keeps speaking).
@@ -204,6 +207,7 @@ class SideChannelFactory:
     recall_share: float = 0.0  # memory examples that end at a recall answer (`memory_data.memory_end`)
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs (`UnitSpec.pause`)
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`fact_swap.swap_facts`)
+    history_shuffle: float = 0.0  # memory examples whose evicted exchanges are relaid (`history_shuffle`)
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -221,14 +225,15 @@ class SideChannelFactory:
             ex = build_memory_example(self.protocol, *session.rendered, rng, pick_placement(self.placement, rng),
                                       self.long_max_len, max_gap=0,  # the gaps are real here
                                       recall_ends=session.recall_ends, recall_share=self.recall_share,
-                                      swap=self._swap(rng))
+                                      swap=self._swap(rng), shuffle=self._shuffle(rng))
             return self._distill_only(ex) if session.distill_only else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
         (system, units, words, audio), ends = self._render(script, renderer, seed)
         if rng.random() < self.memory_share:
             ex = build_memory_example(self.protocol, system, units, words, audio, rng,
                                       pick_placement(self.placement, rng), self.max_len,
-                                      recall_ends=ends, recall_share=self.recall_share, swap=self._swap(rng))
+                                      recall_ends=ends, recall_share=self.recall_share, swap=self._swap(rng),
+                                      shuffle=self._shuffle(rng))
         else:
             ex = build_side_channel_example(self.protocol, system, units, words, audio, rng,
                                             pick_placement(self.placement, rng), self.max_len)
@@ -239,6 +244,12 @@ class SideChannelFactory:
         from .fact_swap import swap_facts
 
         return swap_facts if self.fact_swap > 0 and rng.random() < self.fact_swap else None
+
+    def _shuffle(self, rng: random.Random) -> Callable | None:
+        """`shuffled_history` for `history_shuffle` of the memory examples, else None (no draw when the share is 0)."""
+        from .history_shuffle import shuffled_history
+
+        return shuffled_history if self.history_shuffle > 0 and rng.random() < self.history_shuffle else None
 
     @staticmethod
     def _distill_only(ex: SideChannelExample) -> SideChannelExample:
