@@ -44,7 +44,7 @@ def exchanges(units: list[UnitSpec], words: list[str], r0: int) -> list[list[int
 
 
 def exchange_text(units: list[UnitSpec], words: list[str], group: list[int]) -> list[str]:
-    """The words, numbers and digits of an exchange's transcripts, outputs and tool results."""
+    """The words and digits of an exchange's transcripts, outputs and tool results."""
     text = " ".join(f"{words[k]} {units[k].content} {units[k].tool_result or ''}" for k in group).lower()
     return _TOKEN.findall(text)
 

@@ -23,8 +23,8 @@ import torch.nn.functional as F
 
 from ..model.duplex import DuplexLM
 from .examples import IGNORE, Example
-from .intake import ExampleIntake
 from .features import augment_waveform, batch_log_mel, freq_warp, spec_augment
+from .intake import ExampleIntake
 from .word_frames import WordFrameHead
 
 
