@@ -7,11 +7,11 @@ an answer counts when every token of its recall units is the model's argmax. Thi
 memory (this probe) from transcribing into it (`ticktock memory`'s WER) and from the closed loop (its recall).
 `train-long`: N fresh long sessions rendered from unused training seeds with training voices (what the trainer
 draws), so a model that answers there and not on `long` has learnt its training answers by heart; `--swap` renames
-their facts first (`train.fact_swap`); `--seeds S1,S2,...` renders those training seeds instead (a worker's long
+their facts first (`train.fact_swap`), `--shuffle` lays their evicted exchanges out anew (`train.history_shuffle`); `--seeds S1,S2,...` renders those training seeds instead (a worker's long
 sessions are `SideChannelFactory.render_long` of seed (100 * run seed + worker) * 1_000_003 + long_reuse * j, so a run's
 own sessions can be probed).
 Usage: python scripts/recall_probe.py {long|heldout|quick|full|train-long} [MODEL_DIR] [--show] [--n N] [--swap]
-       [--seeds S1,S2,...]
+       [--shuffle] [--seeds S1,S2,...]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
 from ticktock.train.examples import word_units
 from ticktock.train.fact_swap import swap_facts
+from ticktock.train.history_shuffle import shuffled_history
 from ticktock.train.memory_data import build_memory_example
 from ticktock.train.side_channel_data import SideChannelFactory, script_unit_spec
 from ticktock.train.trainer import audio_embeddings, embed_inputs
@@ -59,7 +60,7 @@ def training_windows(seeds, p):
 
 
 def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int = 3, swap: bool = False,
-          seeds: list[int] | None = None) -> dict:
+          seeds: list[int] | None = None, shuffle: bool = False) -> dict:
     torch.set_grad_enabled(False)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     rt = load_runtime(model_dir, dev, side_channel=True)
@@ -71,7 +72,8 @@ def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int =
     answers = []
     for session, question, rendered, end in windows:
         ex = build_memory_example(p, *rendered, random.Random(0), "after_content", max_gap=0, max_offset=1,
-                                  end=end, swap=swap_facts if swap else None)
+                                  end=end, swap=swap_facts if swap else None,
+                                  shuffle=shuffled_history if shuffle else None)
         emb = audio_embeddings(m, torch.from_numpy(ex.audio.astype(np.float32))[None].to(dev), train=False)
         ids, slots = (torch.from_numpy(a)[None].to(dev) for a in (ex.ids, ex.audio_slot))
         h = m.lm(embed_inputs(m, ids, slots, emb), torch.from_numpy(ex.positions)[None].to(dev))[0]
@@ -85,7 +87,7 @@ def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int =
         if show:
             print(f"{session}: {question} | {expected} | {said} | {ok}", flush=True)
     n_q = len(answers)
-    return {"suite": suite, "model": rt.name, "swap": swap, "seeds": seeds if suite == "train-long" else None,
+    return {"suite": suite, "model": rt.name, "swap": swap, "shuffle": shuffle, "seeds": seeds if suite == "train-long" else None,
             "questions": n_q, "exact": round(right / max(n_q, 1), 4),
             "token_acc": round(tokens_right / max(tokens, 1), 4), "answers": answers}
 
@@ -95,7 +97,8 @@ if __name__ == "__main__":
     valued = ("--n", "--seeds")
     n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 3
     seeds = [int(s) for s in argv[argv.index("--seeds") + 1].split(",")] if "--seeds" in argv else None
-    args = [a for i, a in enumerate(argv) if a not in ("--show", "--swap", *valued) and (i == 0 or argv[i - 1] not in valued)]
+    args = [a for i, a in enumerate(argv) if a not in ("--show", "--swap", "--shuffle", *valued) and (i == 0 or argv[i - 1] not in valued)]
     if len(args) not in (1, 2):
         raise SystemExit(__doc__)
-    print(json.dumps(probe(*args, show="--show" in argv, n=n, swap="--swap" in argv, seeds=seeds)))
+    print(json.dumps(probe(*args, show="--show" in argv, n=n, swap="--swap" in argv, seeds=seeds,
+                     shuffle="--shuffle" in argv)))
