@@ -44,10 +44,12 @@ def test_exchanges_split_the_evicted_stretch_in_order():
     assert groups[0] == [0] and groups[1] == spans["hello there"]
 
 
-def test_answer_words_take_digits_as_spoken_too():
+def test_answer_words_take_numbers_as_spoken_too():
     units = [UnitSpec(S, "the door code is 4 0 7.", recall=True), UnitSpec(S, "the second item was milk.", recall=True),
              UnitSpec(S, "there are 9 apples on the tree.")]
     assert answer_words(units) == {"4", "four", "0", "zero", "7", "seven", "milk"}
+    room = [UnitSpec(S, "the meeting is in room 40.", recall=True), UnitSpec(S, "your meeting is at 11.", recall=True)]
+    assert answer_words(room) == {"4", "four", "0", "zero", "forty", "1", "one", "eleven"}
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -6,9 +6,11 @@ question, and where each answer lies in that session was learnt while fact swap 
 more sessions costs seconds each; relaying the text costs nothing. A session's evicted stretch is a run of
 exchanges (units with words, an output or a tool result) separated by quiet units:
 
-- an exchange holding a word of one of the session's recall answers (a digit also as its word) stays, in order;
-- one holding another fact word (a grocery, name, weekday, digit or number) keeps its place in that order or is
-  dropped (probability `drop`): dropping an older list never changes which list is "the newer one", moving it could;
+- an exchange holding a word of one of the session's recall answers (a number also as spoken, whole or digit by
+  digit: "room 40" is said "room forty", a code "four zero") stays, in order;
+- one holding another fact word (a grocery, name, weekday, number word or digit) keeps its place in that order or
+  is dropped (probability `drop`): dropping an older list never changes which list is "the newer one", moving it
+  could;
 - the rest (small talk, questions about countries) are dropped with the same probability, and what is left of
   them is interleaved among the ordered ones at random.
 
@@ -22,10 +24,13 @@ import re
 
 from ..protocol import Decision
 from .examples import UnitSpec
+from ..scenarios.text import ONES, TENS, number_words
 from .fact_swap import CLASSES, DIGIT_WORDS
 
-FACT_WORDS = frozenset(w for cls in CLASSES for w in cls) | frozenset(DIGIT_WORDS)
+FACT_WORDS = frozenset(w for cls in CLASSES for w in cls) | frozenset(ONES) | frozenset(TENS[2:]) | {"hundred",
+                                                                                                     "thousand"}
 _TOKEN = re.compile(r"[a-z]+|\d")
+_NUMBER = re.compile(r"\d+")
 
 
 def _quiet(unit: UnitSpec, words: str) -> bool:
@@ -50,15 +55,18 @@ def exchange_text(units: list[UnitSpec], words: list[str], group: list[int]) -> 
 
 
 def answer_words(units: list[UnitSpec]) -> set[str]:
-    """The fact words of a session's recall answers, a digit also as its spoken word."""
+    """The fact words of a session's recall answers; a number also as its digits and as spoken, whole and digit
+    by digit."""
     out = set()
     for u in units:
-        if u.recall:
-            for t in _TOKEN.findall(u.content.lower()):
-                if t.isdigit():
-                    out |= {t, DIGIT_WORDS[int(t)]}
-                elif t in FACT_WORDS:
-                    out.add(t)
+        if not u.recall:
+            continue
+        text = u.content.lower()
+        out |= {t for t in _TOKEN.findall(text) if t in FACT_WORDS}
+        for num in _NUMBER.findall(text):
+            out |= set(num) | {DIGIT_WORDS[int(d)] for d in num}
+            if int(num) < 10000:
+                out |= set(number_words(int(num)).split()) - {"hundred", "thousand"}
     return out
 
 
