@@ -22,7 +22,7 @@ cfg, sc = summary["config"], summary["side_channel"]
 made = [json.loads(line) for line in open(f"{run}/train_log.jsonl") if '"made"' in line][-1]["made"]
 workers = workers or cfg["workers"] or max(1, (os.cpu_count() or 2) - 1)
 j = max(0, int(made / workers * sc["long_share"] / sc["long_reuse"]) - 2)
-print(",".join(str((100 * cfg["seed"] + w) * 1_000_003 + sc["long_reuse"] * j) for w in range(3)))
+print(",".join(str((100 * cfg["seed"] + w) * 1_000_003 + sc["long_reuse"] * j) for w in range(min(3, workers))))
 PY
 )
 echo "seen sessions: $seen"
