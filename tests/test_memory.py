@@ -145,12 +145,42 @@ def test_memory_command_json_line(small, tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--policies", "none,lru"], "unknown policy"),
     (["--budget", "0"], "positive"),
+    (["--workers", "0"], "positive"),
 ])
 def test_memory_command_refuses_bad_arguments(argv, message, capsys):
     from ticktock.cli import main
 
     assert main(["memory", "--no-cascade", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_parallel_policy_runs_equal_the_serial_ones(tmp_path):
+    """Worker processes (the shipped model, the cost clock) give every (session, policy) run the one process gives."""
+    from ticktock.bench.profiles import profile_for_clock
+    from ticktock.bench.replay import default_tool_runner
+    from ticktock.evaluation.memory_parallel import MemoryJob, parallel_policy_runs
+    from ticktock.runtime import load_runtime
+
+    entries = [fake_entry(), {**fake_entry(), "id": "fake-1", "audio": "audio/fake-1.wav"}]
+    (tmp_path / "audio").mkdir()
+    for k, e in enumerate(entries):
+        sf.write(tmp_path / e["audio"], np.concatenate(noise_chunks(N_UNITS, 3 + k, speech_units=(1, 2))), 16000,
+                 subtype="PCM_16")
+    profile = profile_for_clock("cost", None)
+    job = MemoryJob(None, "cpu", "cost", profile, "off", 0.25, "ar", budget=40)
+    seen = []
+    runs = parallel_policy_runs(job, tmp_path, entries, ["none", "unit_drop"], workers=2, progress=seen.append)
+    assert sorted(e["id"] for e in seen) == ["fake-0", "fake-0", "fake-1", "fake-1"]
+    rt = load_runtime(None, "cpu")
+    for name in ("none", "unit_drop"):
+        for e, run in zip(entries, runs[name]):
+            audio, _ = sf.read(tmp_path / e["audio"], dtype="float32")
+            alone = mem.run_policy_session(rt.model, rt.protocol, e, audio, make_policy(name, budget=40),
+                                           make_clock("cost", profile, "cpu"), default_tool_runner, "off")
+            assert run.entry["id"] == e["id"] and run.policy == alone.policy
+            assert [u.tokens for u in run.units] == [u.tokens for u in alone.units]
+            assert (run.peak_slots, run.final_slots, run.unit_seconds) == (alone.peak_slots, alone.final_slots,
+                                                                           alone.unit_seconds)
 
 
 def test_decision_accuracy_by_minute():

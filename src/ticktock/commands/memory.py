@@ -40,6 +40,9 @@ def add_parser(sub) -> None:
                    help="how each unit is decoded: ar, or sl (drafts in the idle window beside the transcript); "
                         "greedy, so only the time differs")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes, one (session, policy) run each at a time (for --clock cost: a wall "
+                        "clock also times their contention)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -61,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from ..cache.policies import POLICIES, make_policy
     from ..evaluation.cascade import PocketSphinx, cascade_available
     from ..evaluation.memory import ordered_policies, resolve_side_channel, run_policy_session, summarize
+    from ..evaluation.memory_parallel import MemoryJob, parallel_policy_runs
     from ..evaluation.wer import corpus_wer, user_words
     from ..runtime import load_runtime
     from ..scenarios.store import ensure_suite
@@ -73,9 +77,12 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         console.print(f"[red]unknown policy(s) {', '.join(unknown)}; known: {', '.join(POLICIES)}")
         return 2
-    if args.budget <= 0 or (args.n is not None and args.n <= 0):
-        console.print("[red]--budget and --n must be positive integers")
+    if args.budget <= 0 or (args.n is not None and args.n <= 0) or args.workers <= 0:
+        console.print("[red]--budget, --n and --workers must be positive integers")
         return 2
+    if args.workers > 1 and args.clock != "cost":
+        console.print("[yellow]note: a wall clock with several workers also times their contention; "
+                      "keep workers well under the number of cores")
     try:
         side = resolve_side_channel(args.side_channel)
     except ValueError as err:
@@ -107,9 +114,16 @@ def run(args: argparse.Namespace) -> int:
                   console=console, transient=False) as bar:
         task = bar.add_task(f"{args.suite} · {','.join(policies)} · B={args.budget}",
                             total=units_total * (len(policies) + (asr is not None)))
+        parallel = args.workers > 1
+        if parallel:  # every policy run first, in worker processes; the cascade below
+            job = MemoryJob(args.model, args.device, args.clock, profile, side, args.asr_share, args.decoder,
+                            args.budget)
+            bar.update(task, description=f"{len(entries)} sessions · {args.workers} workers")
+            runs = parallel_policy_runs(job, folder, entries, policies, args.workers,
+                                        progress=lambda e: bar.advance(task, e["n_units"]))
         for e in entries:
             _, audio = load_session(folder, e)
-            for name in policies:
+            for name in () if parallel else policies:
                 bar.update(task, description=f"{e['id']} · {name}")
                 clock = make_clock(args.clock, profile, args.device)
                 runs[name].append(run_policy_session(rt.model, rt.protocol, e, audio,
