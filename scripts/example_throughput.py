@@ -1,0 +1,64 @@
+"""How many side-channel training examples a second the trainer's intake delivers, for 1..N workers.
+
+The trainer's own path (`train.intake.ExampleIntake` over a `SideChannelFactory`) with nothing training, so a
+run's `made` / `seconds` can be set against it: far below, the trainer is starving its workers (docs/memory.md,
+"Recall run Z"); near it, rendering is the bound. Also times one long session's rendering and one cut of it.
+Usage: python scripts/example_throughput.py [--workers 1,4,13] [--seconds 20] [--memory-share 0.8]
+       [--long-share 0.8] [--long-reuse 256] [--fact-swap 1.0] [--history-shuffle 0] [--recall-share 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+
+from tokenizers import Tokenizer
+
+from ticktock.model.io import DEFAULT_MODEL
+from ticktock.protocol import DuplexProtocol
+from ticktock.scenarios.espeak import EspeakRenderer
+from ticktock.train.intake import ExampleIntake
+from ticktock.train.memory_data import build_memory_example
+from ticktock.train.side_channel_data import SideChannelFactory
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", default="1,4,13")
+    ap.add_argument("--seconds", type=float, default=20.0)
+    for name, default in (("memory-share", 0.8), ("long-share", 0.8), ("fact-swap", 1.0), ("history-shuffle", 0.0),
+                          ("recall-share", 1.0)):
+        ap.add_argument(f"--{name}", type=float, default=default)
+    ap.add_argument("--long-reuse", type=int, default=256)
+    args = ap.parse_args()
+    proto = DuplexProtocol(Tokenizer.from_file(str(DEFAULT_MODEL / "tokenizer.json")))
+    factory = SideChannelFactory(proto, "after_content", 512, args.memory_share,
+                                 {"dictation_recall": 8, "pause_handling": 2}, args.long_share, 2560, args.long_reuse,
+                                 delay_jitter=0.3, recall_share=args.recall_share, fact_swap=args.fact_swap,
+                                 history_shuffle=args.history_shuffle)
+    t = time.time()
+    (system, units, words, audio), ends = factory.render_long(EspeakRenderer(), 1)
+    t_render = time.time() - t
+    t = time.time()
+    build_memory_example(proto, system, units, words, audio, random.Random(0), "after_content", 2560, max_gap=0,
+                         recall_ends=ends, recall_share=1.0)
+    print(json.dumps({"long_render_s": round(t_render, 2), "cut_ms": round(1000 * (time.time() - t), 1)}), flush=True)
+    for n in (int(w) for w in args.workers.split(",")):
+        intake = ExampleIntake(factory, n, seed=7, capacity=100_000).start()
+        try:
+            t = time.time()
+            while time.time() - t < args.seconds:
+                intake.wait_for(1)
+                time.sleep(0.05)
+            made = intake.made
+            elapsed = time.time() - t
+        finally:
+            intake.stop()
+        print(json.dumps({"workers": n, "examples_per_s": round(made / elapsed, 1), "errors": intake.errors}),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
