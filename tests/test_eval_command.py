@@ -53,3 +53,35 @@ def test_eval_refuses_an_unknown_family(capsys):
 
     assert main(["eval", "--families", "pause_handling,smalltalk"]) == 2
     assert "unknown families: smalltalk" in capsys.readouterr().err
+
+
+def test_eval_refuses_no_workers(capsys):
+    from ticktock.cli import main
+
+    assert main(["eval", "--workers", "0"]) == 2
+    assert "--workers must be a positive integer" in capsys.readouterr().err
+
+
+def test_parallel_sessions_equal_the_serial_ones(tmp_path):
+    """Worker processes (the shipped pair, side channel on) give every session the outcome one process gives."""
+    from ticktock.evaluation.eval_parallel import EvalJob, parallel_sessions, tool_result
+    from ticktock.evaluation.quality import run_session
+    from ticktock.runtime import load_runtime
+
+    entries = [{**fake_entry(), "id": f"fake-{i}", "family": "short_qa", "audio": f"audio/fake-{i}.wav"}
+               for i in range(3)]
+    (tmp_path / "audio").mkdir()
+    for i, e in enumerate(entries):
+        sf.write(tmp_path / e["audio"], np.concatenate(noise_chunks(N_UNITS, 5 + i, speech_units=(1, 2))), 16000,
+                 subtype="PCM_16")
+    ticks = []
+    base, side = parallel_sessions(EvalJob(None, None, "cpu", "after_content"), tmp_path, entries, workers=2,
+                                   progress=lambda: ticks.append(1))
+    assert len(ticks) == 3 and len(base) == len(side) == 3
+    rt, rt_side = load_runtime(None, "cpu"), load_runtime(None, "cpu", side_channel=True)
+    for e, b, s in zip(entries, base, side):
+        audio, _ = sf.read(tmp_path / e["audio"], dtype="float32")
+        alone_b = run_session(rt.model, rt.protocol, e, audio, tool_result)
+        alone_s = run_session(rt_side.model, rt_side.protocol, e, audio, tool_result, side_channel="after_content")
+        assert [u.tokens for u in b.units] == [u.tokens for u in alone_b.units]
+        assert [(u.tokens, u.asr) for u in s.units] == [(u.tokens, u.asr) for u in alone_s.units]

@@ -7,7 +7,7 @@ import json
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import track
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, track
 from rich.table import Table
 
 
@@ -24,6 +24,8 @@ def add_parser(sub) -> None:
                         "report how far its behaviour is from the base model's on the same sessions")
     p.add_argument("--base", default=None,
                    help="with --side-channel: the base model its behaviour is compared with (default: --model)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes, a session each at a time (outcomes do not depend on it)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -31,11 +33,11 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..evaluation.eval_parallel import EvalJob, parallel_sessions, tool_result
     from ..evaluation.quality import behaviour_vs_base, per_family, run_session, score
     from ..runtime import load_runtime
     from ..scenarios.store import ensure_suite
     from ..scenarios.suites import GENERATORS, load_session
-    from ..scenarios.world import run_tool
 
     torch.set_grad_enabled(False)
     console = Console(stderr=True)
@@ -43,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
     unknown = families - set(GENERATORS) if families else set()
     if unknown:
         console.print(f"[red]unknown families: {', '.join(sorted(unknown))}; known: {', '.join(GENERATORS)}")
+        return 2
+    if args.workers <= 0:
+        console.print("[red]--workers must be a positive integer")
         return 2
     rt = load_runtime(args.base or args.model, args.device)
     side = None if args.side_channel == "off" else args.side_channel
@@ -55,18 +60,19 @@ def run(args: argparse.Namespace) -> int:
     entries = entries[: args.n] if args.n else entries
     entries = [e for e in entries if families is None or e["family"] in families]
 
-    def tool(call: str) -> str | None:
-        try:
-            return run_tool(call)
-        except Exception as err:  # a malformed call is the model's error; it gets an error result, as in use
-            return f"error: {err}"
-
     outcomes, base = [], []
-    for e in track(entries, description=f"eval {args.suite}", console=console):
-        _, audio = load_session(folder, e)
-        base.append(run_session(rt.model, rt.protocol, e, audio, tool))
-        if rt_side is not None:
-            outcomes.append(run_session(rt_side.model, rt_side.protocol, e, audio, tool, side_channel=side))
+    if args.workers > 1:
+        job = EvalJob(args.model, args.base, args.device, side)
+        with Progress(TextColumn(f"eval {args.suite}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console) as bar:
+            task = bar.add_task("sessions", total=len(entries))
+            base, outcomes = parallel_sessions(job, folder, entries, args.workers, progress=lambda: bar.advance(task))
+    else:
+        for e in track(entries, description=f"eval {args.suite}", console=console):
+            _, audio = load_session(folder, e)
+            base.append(run_session(rt.model, rt.protocol, e, audio, tool_result))
+            if rt_side is not None:
+                outcomes.append(run_session(rt_side.model, rt_side.protocol, e, audio, tool_result, side_channel=side))
     outcomes = outcomes or base
     summary = score(outcomes)
     summary["decision_acc_by_family"] = per_family(outcomes)
