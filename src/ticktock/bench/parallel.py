@@ -8,11 +8,10 @@ come back in suite order. Each worker loads the model once and uses one torch th
 from __future__ import annotations
 
 import dataclasses
-
 import multiprocessing as mp
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,25 @@ def _run(task: tuple[int, list[dict]]) -> tuple[int, list[dict]]:
     return k, recs
 
 
+def _indexed(call: tuple[Callable, int, Any]) -> tuple[int, Any]:
+    fn, k, task = call
+    return k, fn(task)
+
+
+def spawn_map(fn: Callable[[Any], Any], tasks: Sequence, workers: int, initializer: Callable, initargs: tuple,
+              on_result: Callable[[int, Any], None] | None = None) -> list:
+    """[fn(task) for task in tasks], computed by `workers` spawned processes, each set up once by
+    `initializer(*initargs)` (a fresh interpreter per worker: no forked torch thread pools). `fn` must be a
+    module-level function; on_result(index, result) is called as each task finishes, in any order."""
+    out: list = [None] * len(tasks)
+    with mp.get_context("spawn").Pool(workers, initializer=initializer, initargs=initargs) as pool:
+        for k, res in pool.imap_unordered(_indexed, [(fn, k, t) for k, t in enumerate(tasks)]):
+            out[k] = res
+            if on_result is not None:
+                on_result(k, res)
+    return out
+
+
 def parallel_replay(job: ReplayJob, folder: str | Path, entries: list[dict], workers: int,
                     progress: Callable[[int], None] | None = None) -> list[dict]:
     """Records of every session × decoder, as `replay` gives them, computed by `workers` processes.
@@ -73,12 +91,7 @@ def parallel_replay(job: ReplayJob, folder: str | Path, entries: list[dict], wor
     """
     n = job.concurrent
     groups = [(k, entries[i:i + n]) for k, i in enumerate(range(0, len(entries), n))]
-    done: dict[int, list[dict]] = {}
-    ctx = mp.get_context("spawn")  # a fresh interpreter per worker: no forked torch thread pools
-    counter = ctx.Value("i", 0)
-    with ctx.Pool(workers, initializer=_init, initargs=(job, str(folder), counter)) as pool:
-        for k, recs in pool.imap_unordered(_run, groups):
-            done[k] = recs
-            if progress is not None:
-                progress(len(groups[k][1]))
-    return [r for k in sorted(done) for r in done[k]]
+    counter = mp.get_context("spawn").Value("i", 0)
+    done = spawn_map(_run, groups, workers, _init, (job, str(folder), counter),
+                     on_result=None if progress is None else lambda k, _: progress(len(groups[k][1])))
+    return [r for _, recs in done for r in recs]

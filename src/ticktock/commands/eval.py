@@ -33,9 +33,8 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from ..evaluation.eval_parallel import EvalJob, parallel_sessions, tool_result
-    from ..evaluation.quality import behaviour_vs_base, per_family, run_session, score
-    from ..runtime import load_runtime
+    from ..evaluation.eval_parallel import EvalJob, parallel_sessions
+    from ..evaluation.quality import behaviour_vs_base, per_family, score
     from ..scenarios.store import ensure_suite
     from ..scenarios.suites import GENERATORS, load_session
 
@@ -49,10 +48,10 @@ def run(args: argparse.Namespace) -> int:
     if args.workers <= 0:
         console.print("[red]--workers must be a positive integer")
         return 2
-    rt = load_runtime(args.base or args.model, args.device)
     side = None if args.side_channel == "off" else args.side_channel
+    job = EvalJob(args.model, args.base, args.device, side)
     try:
-        rt_side = load_runtime(args.model, args.device, side_channel=True) if side else None
+        rt, rt_side = job.runtimes()
     except FileNotFoundError as err:
         console.print(f"[red]{err}")
         return 2
@@ -62,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
 
     outcomes, base = [], []
     if args.workers > 1:
-        job = EvalJob(args.model, args.base, args.device, side)
         with Progress(TextColumn(f"eval {args.suite}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as bar:
             task = bar.add_task("sessions", total=len(entries))
@@ -70,9 +68,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         for e in track(entries, description=f"eval {args.suite}", console=console):
             _, audio = load_session(folder, e)
-            base.append(run_session(rt.model, rt.protocol, e, audio, tool_result))
-            if rt_side is not None:
-                outcomes.append(run_session(rt_side.model, rt_side.protocol, e, audio, tool_result, side_channel=side))
+            b, s = job.run(rt, rt_side, e, audio)
+            base.append(b)
+            if s is not None:
+                outcomes.append(s)
     outcomes = outcomes or base
     summary = score(outcomes)
     summary["decision_acc_by_family"] = per_family(outcomes)

@@ -59,17 +59,14 @@ def run(args: argparse.Namespace) -> int:
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..bench.replay import default_tool_runner
-    from ..bench.profiles import profile_for_clock, scheduled_protocol
+    from ..bench.profiles import profile_for_clock
     from ..cache.policies import POLICIES, make_policy
     from ..evaluation.cascade import PocketSphinx, cascade_available
-    from ..evaluation.memory import ordered_policies, resolve_side_channel, run_policy_session, summarize
+    from ..evaluation.memory import ordered_policies, resolve_side_channel, summarize
     from ..evaluation.memory_parallel import MemoryJob, parallel_policy_runs
     from ..evaluation.wer import corpus_wer, user_words
-    from ..runtime import load_runtime
     from ..scenarios.store import ensure_suite
     from ..scenarios.suites import load_session
-    from ..session import make_clock
 
     console = Console(stderr=True)
     policies = ordered_policies(args.policies.split(","))
@@ -95,15 +92,14 @@ def run(args: argparse.Namespace) -> int:
     profile = profile_for_clock(args.clock, args.calibration)
 
     torch.set_grad_enabled(False)
+    job = MemoryJob(args.model, args.device, args.clock, profile, side, args.asr_share, args.decoder, args.budget)
     try:
-        rt = load_runtime(args.model, args.device, side_channel=side != "off")
+        rt = job.runtime()
     except FileNotFoundError as err:
         console.print(f"[red]{err}")
         return 2
     if not rt.trained:
         console.print(f"[yellow]note: {rt.name}; slots and times are meaningful, answers are not")
-    if side != "off":
-        rt.protocol = scheduled_protocol(rt.protocol, args.clock, profile, args.device, args.asr_share)
     folder, entries = ensure_suite(args.suite)
     entries = entries[: args.n] if args.n else entries
     units_total = sum(e["n_units"] for e in entries)
@@ -116,8 +112,6 @@ def run(args: argparse.Namespace) -> int:
                             total=units_total * (len(policies) + (asr is not None)))
         parallel = args.workers > 1
         if parallel:  # every policy run first, in worker processes; the cascade below
-            job = MemoryJob(args.model, args.device, args.clock, profile, side, args.asr_share, args.decoder,
-                            args.budget)
             bar.update(task, description=f"{len(entries)} sessions · {args.workers} workers")
             runs = parallel_policy_runs(job, folder, entries, policies, args.workers,
                                         progress=lambda e: bar.advance(task, e["n_units"]))
@@ -125,10 +119,7 @@ def run(args: argparse.Namespace) -> int:
             _, audio = load_session(folder, e)
             for name in () if parallel else policies:
                 bar.update(task, description=f"{e['id']} · {name}")
-                clock = make_clock(args.clock, profile, args.device)
-                runs[name].append(run_policy_session(rt.model, rt.protocol, e, audio,
-                                                     make_policy(name, budget=args.budget), clock,
-                                                     default_tool_runner, side, decoder=args.decoder))
+                runs[name].append(job.run(rt, e, audio, name))
                 bar.advance(task, e["n_units"])
             if asr is not None:
                 bar.update(task, description=f"{e['id']} · {asr.name}")

@@ -1,4 +1,4 @@
-"""`ticktock eval` on several worker processes: one session per task, base and side-channel runs together.
+"""`ticktock eval`'s sessions: base and side-channel runs of one session per task, in this process or in workers.
 
 `run_session` runs on a generous cost-model clock, so a session's outcome does not depend on what else the
 machine does, and worker processes give what one process gives. Each worker loads the model(s) once and uses
@@ -7,25 +7,11 @@ one torch thread; outcomes come back in suite order.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from .quality import SessionOutcome
-
-
-@dataclass(frozen=True)
-class EvalJob:
-    """What a worker needs besides the sessions (picklable)."""
-
-    model: str | None
-    base: str | None  # the base model the side channel's behaviour is compared with (None: `model`)
-    device: str
-    side_channel: str | None  # None: off
-
-
-_STATE: dict = {}
 
 
 def tool_result(call: str) -> str | None:
@@ -38,43 +24,59 @@ def tool_result(call: str) -> str | None:
         return f"error: {err}"
 
 
+@dataclass(frozen=True)
+class EvalJob:
+    """How every session of a `ticktock eval` call is run (picklable: it travels to the workers)."""
+
+    model: str | None
+    base: str | None  # the base model the side channel's behaviour is compared with (None: `model`)
+    device: str
+    side_channel: str | None  # None: off
+
+    def runtimes(self):
+        """(the base runtime, the side-channel runtime or None)."""
+        from ..runtime import load_runtime
+
+        rt = load_runtime(self.base or self.model, self.device)
+        return rt, load_runtime(self.model, self.device, side_channel=True) if self.side_channel else None
+
+    def run(self, rt, rt_side, entry: dict, audio) -> tuple[SessionOutcome, SessionOutcome | None]:
+        """(the base's outcome, the side channel's or None) of one session (audio (N,) float32 at 16 kHz)."""
+        from .quality import run_session
+
+        base = run_session(rt.model, rt.protocol, entry, audio, tool_result)
+        if rt_side is None:
+            return base, None
+        return base, run_session(rt_side.model, rt_side.protocol, entry, audio, tool_result,
+                                 side_channel=self.side_channel)
+
+
+_STATE: dict = {}
+
+
 def _init(job: EvalJob, folder: str) -> None:
     import torch
 
-    from ..runtime import load_runtime
-
     torch.set_num_threads(1)
     torch.set_grad_enabled(False)
-    rt = load_runtime(job.base or job.model, job.device)
-    rt_side = load_runtime(job.model, job.device, side_channel=True) if job.side_channel else None
-    _STATE.update(job=job, folder=folder, rt=rt, rt_side=rt_side)
+    _STATE.update(job=job, folder=folder, runtimes=job.runtimes())
 
 
-def _run(task: tuple[int, dict]) -> tuple[int, SessionOutcome, SessionOutcome | None]:
+def _run(entry: dict) -> tuple[SessionOutcome, SessionOutcome | None]:
     from ..scenarios.suites import load_session
-    from .quality import run_session
 
-    i, entry = task
-    job, rt, rt_side = _STATE["job"], _STATE["rt"], _STATE["rt_side"]
     _, audio = load_session(_STATE["folder"], entry)
-    base = run_session(rt.model, rt.protocol, entry, audio, tool_result)
-    side = None if rt_side is None else run_session(rt_side.model, rt_side.protocol, entry, audio, tool_result,
-                                                     side_channel=job.side_channel)
-    return i, base, side
+    return _STATE["job"].run(*_STATE["runtimes"], entry, audio)
 
 
 def parallel_sessions(job: EvalJob, folder: str | Path, entries: list[dict], workers: int,
                       progress: Callable[[], None] | None = None) -> tuple[list[SessionOutcome], list[SessionOutcome]]:
     """(base outcomes, side-channel outcomes (empty when off)) of every entry, in entry order, by `workers` processes."""
-    done: dict[int, tuple] = {}
-    ctx = mp.get_context("spawn")  # a fresh interpreter per worker: no forked torch thread pools
-    with ctx.Pool(workers, initializer=_init, initargs=(job, str(folder))) as pool:
-        for i, base, side in pool.imap_unordered(_run, list(enumerate(entries))):
-            done[i] = base, side
-            if progress is not None:
-                progress()
-    order = [done[i] for i in range(len(entries))]
-    return [b for b, _ in order], [s for _, s in order if s is not None]
+    from ..bench.parallel import spawn_map
+
+    done = spawn_map(_run, entries, workers, _init, (job, str(folder)),
+                     on_result=None if progress is None else lambda k, _: progress())
+    return [b for b, _ in done], [s for _, s in done if s is not None]
 
 
 __all__ = ["EvalJob", "parallel_sessions", "tool_result"]

@@ -1,14 +1,13 @@
-"""`ticktock memory` on several worker processes: one (session, policy) run per task.
+"""`ticktock memory`'s runs: one (session, policy) run per task, in this process or in several workers.
 
-Made for the cost clock, where a run's records do not depend on what else the machine does: the long suite
-under four policies is ~29 minutes on a 2-core CPU in one process. A wall clock also times the workers'
+Workers are made for the cost clock, where a run's records do not depend on what else the machine does: the long
+suite under four policies is ~29 minutes on a 2-core CPU in one process. A wall clock also times the workers'
 contention. Each worker loads the model once and uses one torch thread; runs come back in the order the
 single-process loop makes them.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -18,7 +17,7 @@ from .memory import PolicyRun
 
 @dataclass(frozen=True)
 class MemoryJob:
-    """What a worker needs besides the sessions (picklable)."""
+    """How every run of a `ticktock memory` call is made (picklable: it travels to the workers)."""
 
     model: str | None
     device: str
@@ -29,6 +28,27 @@ class MemoryJob:
     decoder: str
     budget: int
 
+    def runtime(self):
+        """The model and protocol the runs use (the idle schedule's transcript cap applied with a side channel)."""
+        from ..bench.profiles import scheduled_protocol
+        from ..runtime import load_runtime
+
+        rt = load_runtime(self.model, self.device, side_channel=self.side_channel != "off")
+        if self.side_channel != "off":
+            rt.protocol = scheduled_protocol(rt.protocol, self.clock, self.profile, self.device, self.asr_share)
+        return rt
+
+    def run(self, rt, entry: dict, audio, policy: str) -> PolicyRun:
+        """One session (audio (N,) float32 at 16 kHz) under `policy`, on a fresh clock."""
+        from ..bench.replay import default_tool_runner
+        from ..cache.policies import make_policy
+        from ..session import make_clock
+        from .memory import run_policy_session
+
+        return run_policy_session(rt.model, rt.protocol, entry, audio, make_policy(policy, budget=self.budget),
+                                  make_clock(self.clock, self.profile, self.device), default_tool_runner,
+                                  self.side_channel, decoder=self.decoder)
+
 
 _STATE: dict = {}
 
@@ -36,31 +56,17 @@ _STATE: dict = {}
 def _init(job: MemoryJob, folder: str) -> None:
     import torch
 
-    from ..bench.profiles import scheduled_protocol
-    from ..runtime import load_runtime
-
     torch.set_num_threads(1)
     torch.set_grad_enabled(False)
-    rt = load_runtime(job.model, job.device, side_channel=job.side_channel != "off")
-    if job.side_channel != "off":
-        rt.protocol = scheduled_protocol(rt.protocol, job.clock, job.profile, job.device, job.asr_share)
-    _STATE.update(job=job, folder=folder, rt=rt)
+    _STATE.update(job=job, folder=folder, rt=job.runtime())
 
 
-def _run(task: tuple[int, str, dict]) -> tuple[int, str, PolicyRun]:
-    from ..bench.replay import default_tool_runner
-    from ..cache.policies import make_policy
+def _run(task: tuple[str, dict]) -> PolicyRun:
     from ..scenarios.suites import load_session
-    from ..session import make_clock
-    from .memory import run_policy_session
 
-    i, name, entry = task
-    job, rt = _STATE["job"], _STATE["rt"]
+    name, entry = task
     _, audio = load_session(_STATE["folder"], entry)
-    clock = make_clock(job.clock, job.profile, job.device)
-    run = run_policy_session(rt.model, rt.protocol, entry, audio, make_policy(name, budget=job.budget), clock,
-                             default_tool_runner, job.side_channel, decoder=job.decoder)
-    return i, name, run
+    return _STATE["job"].run(_STATE["rt"], entry, audio, name)
 
 
 def parallel_policy_runs(job: MemoryJob, folder: str | Path, entries: list[dict], policies: list[str],
@@ -69,15 +75,12 @@ def parallel_policy_runs(job: MemoryJob, folder: str | Path, entries: list[dict]
 
     progress: called with each finished run's entry.
     """
-    tasks = [(i, name, e) for i, e in enumerate(entries) for name in policies]
-    done: dict[tuple[int, str], PolicyRun] = {}
-    ctx = mp.get_context("spawn")  # a fresh interpreter per worker: no forked torch thread pools
-    with ctx.Pool(workers, initializer=_init, initargs=(job, str(folder))) as pool:
-        for i, name, run in pool.imap_unordered(_run, tasks):
-            done[i, name] = run
-            if progress is not None:
-                progress(entries[i])
-    return {name: [done[i, name] for i in range(len(entries))] for name in policies}
+    from ..bench.parallel import spawn_map
+
+    tasks = [(name, e) for e in entries for name in policies]
+    runs = spawn_map(_run, tasks, workers, _init, (job, str(folder)),
+                     on_result=None if progress is None else lambda k, _: progress(tasks[k][1]))
+    return {name: [r for (n, _), r in zip(tasks, runs) if n == name] for name in policies}
 
 
 __all__ = ["MemoryJob", "parallel_policy_runs"]

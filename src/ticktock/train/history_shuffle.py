@@ -23,9 +23,9 @@ import random
 import re
 
 from ..protocol import Decision
+from ..scenarios.text import ONES, TENS, digits_words, number_words
 from .examples import UnitSpec
-from ..scenarios.text import ONES, TENS, number_words
-from .fact_swap import CLASSES, DIGIT_WORDS
+from .fact_swap import CLASSES
 
 FACT_WORDS = frozenset(w for cls in CLASSES for w in cls) | frozenset(ONES) | frozenset(TENS[2:]) | {"hundred",
                                                                                                      "thousand"}
@@ -64,7 +64,7 @@ def answer_words(units: list[UnitSpec]) -> set[str]:
         text = u.content.lower()
         out |= {t for t in _TOKEN.findall(text) if t in FACT_WORDS}
         for num in _NUMBER.findall(text):
-            out |= set(num) | {DIGIT_WORDS[int(d)] for d in num}
+            out |= set(num) | set(digits_words(num).split())
             if int(num) < 10000:
                 out |= set(number_words(int(num)).split()) - {"hundred", "thousand"}
     return out
