@@ -380,3 +380,31 @@ def test_hold_tags_choose_the_units_of_the_pause_term():
     assert script_unit_spec(unit("backchannel"), both).pause and script_unit_spec(unit("pause"), both).pause
     assert not script_unit_spec(unit("turn_end", "tool"), both).pause
     assert script_unit_spec(unit()).decision.name == "SPEAK"
+
+
+def test_a_full_run_continues_from_its_own_model_with_the_plain_base_as_teacher(protocol, tmp_path):
+    """`--init` a `--full` run's model: the run starts from it as it is (its segment rows not drawn anew) and
+    distils from `teacher`, not from the model it continues (whose KL at the start is small: only the segments
+    the teacher does not see tell them apart)."""
+    from ticktock.model import load_model, save_model
+    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
+    from ticktock.train.trainer import TrainConfig
+
+    p = protocol
+    sc = SideChannelConfig(placement="after_content", full=True)
+    base, _, make = _train_briefly(p, tmp_path / "run", sc, 7, 3e-3)
+    save_model(base, p.tokenizer, tmp_path / "base")
+    first = load_model(tmp_path / "run" / "model")[0]
+    asr = [p.id("asr_start"), p.id("asr_end")]
+    cfg = TrainConfig(steps=1, batch=4, lr=1e-9, warmup=1, workers=1, log_every=1, max_len=400)
+    kd = {}
+    for name, teacher in (("base", tmp_path / "base"), ("itself", tmp_path / "run" / "model")):
+        log = train_side_channel(tmp_path / name, cfg, sc, tmp_path / "run" / "model", device="cpu",
+                                 make_example=make, teacher=teacher)
+        kd[name] = log[-1]["kd"]
+        rows = load_model(tmp_path / name / "model")[0].lm.model.embed_tokens.weight[asr]
+        torch.testing.assert_close(rows, first.lm.model.embed_tokens.weight[asr], atol=2e-3, rtol=1e-3)
+    assert kd["base"] > 3 * kd["itself"], kd
+    with pytest.raises(ValueError, match="already is a side-channel model"):
+        train_side_channel(tmp_path / "x", cfg, SideChannelConfig(placement="after_content"),
+                           tmp_path / "run" / "model", device="cpu", make_example=make)

@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
 
     s = tsub.add_parser("side-channel", help="LoRA-adapt a base model to write a transcription side channel")
     s.add_argument("--out", required=True, help="output folder (model/, adapter/, train_log.jsonl, loss.png, side_channel.json)")
-    s.add_argument("--init", default=None, help="the base model directory (default: the shipped ticktock-tiny)")
+    s.add_argument("--init", default=None, help="the base model directory (default: the shipped ticktock-tiny), or a "
+                   "--full run's model to continue (with --full)")
     s.add_argument("--placement", default="after_decision", choices=["after_decision", "after_content", "both"],
                    help="where the segment sits in the training targets")
     s.add_argument("--no-distill", action="store_true", help="transcript cross-entropy only (the ablation)")
@@ -83,6 +84,9 @@ def add_parser(sub) -> None:
                         "distillation only (the model's own segments come a little early or late; "
                         "docs/side-channel.md)")
     s.add_argument("--init-adapter", default=None, help="continue from this adapter folder (default: a fresh one)")
+    s.add_argument("--teacher", default=None,
+                   help="with --full and an --init that already is a side-channel model (a --full run's model, which "
+                        "the run continues): the plain base to distil from (default: the shipped base)")
     s.add_argument("--full", action="store_true",
                    help="train every decoder weight instead of a LoRA (teacher: a frozen copy of the base); "
                         "OUT/model is the side-channel model whole (docs/side-channel.md)")
@@ -141,5 +145,6 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            recall_weight=args.recall_weight, fact_swap=args.fact_swap,
                            history_shuffle=args.history_shuffle)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
-                       init_adapter=Path(args.init_adapter) if args.init_adapter else None)
+                       init_adapter=Path(args.init_adapter) if args.init_adapter else None,
+                       teacher=Path(args.teacher) if args.teacher else None)
     return 0

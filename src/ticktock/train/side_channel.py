@@ -36,7 +36,9 @@ outputs are learnt by cross-entropy, since the base has no evicted cache to dist
 
 ``--full`` trains every decoder weight instead of a LoRA (the audio encoder stays frozen): the
 teacher is then a frozen copy of the base, and OUT/model is the side-channel model whole (no
-adapter/), shipped as merged weights beside the base. ``--init-adapter`` is merged in first.
+adapter/), shipped as merged weights beside the base. ``--init-adapter`` is merged in first. ``--init`` may
+be such a model (marked merged): the run continues it — its two rows as trained — and the teacher is the plain
+base ``--teacher`` (default the shipped one), not the model it continues.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model import DuplexLM, load_model, save_model
-from ..model.adapter import GATE_FILE, mark_merged, merge_side_channel
+from ..model.adapter import GATE_FILE, is_merged, mark_merged, merge_side_channel
 from ..protocol import DuplexProtocol
 from .examples import IGNORE
 from .side_channel_data import SideChannelExample, SideChannelFactory
@@ -332,12 +334,19 @@ def plot_side_channel(log: list[dict], path: Path) -> None:
 
 def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init: Path | None = None,
                        device: str = "cuda", make_example: Callable[[int], SideChannelExample] | None = None,
-                       model: DuplexLM | None = None, tokenizer=None, init_adapter: Path | None = None) -> list[dict]:
+                       model: DuplexLM | None = None, tokenizer=None, init_adapter: Path | None = None,
+                       teacher: Path | None = None) -> list[dict]:
     """Adapt the base model (`init`, default the shipped one; or `model` + `tokenizer`) and save it to `out`;
-    `init_adapter` continues from a saved adapter."""
+    `init_adapter` continues from a saved adapter; a merged `init` (a `--full` run's model) is continued, with
+    `teacher` (default the shipped base) as the frozen teacher."""
     from safetensors.torch import save_file
 
     t0 = time.time()
+    continued = init is not None and is_merged(init)
+    if continued and not sc.full:
+        raise ValueError(f"{init} already is a side-channel model: continue a LoRA run with --init-adapter")
+    if continued and init_adapter is not None:
+        raise ValueError(f"{init} already is a side-channel model: it takes no --init-adapter")
     if model is None:
         model, tokenizer = load_model(init, "cpu", torch.float32)
     proto = DuplexProtocol(tokenizer)
@@ -351,12 +360,16 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     asr_ids = [proto.id("asr_start"), proto.id("asr_end")]
     base, peft_model = None, None
     if sc.full:
-        base = copy.deepcopy(model).eval()  # the frozen teacher, taken before any adapter is merged
-        rows = train_rows(model, asr_ids, cfg.seed, only=False)
-        if init_adapter is not None:
-            merge_side_channel(model, Path(init_adapter))
+        if continued:  # its rows are trained already; the teacher is the plain base it came from
+            base = load_model(teacher, "cpu", torch.float32)[0].eval().requires_grad_(False)
+        else:
+            base = copy.deepcopy(model).eval()  # the frozen teacher, taken before any adapter is merged
+            train_rows(model, asr_ids, cfg.seed, only=False)
+            if init_adapter is not None:
+                merge_side_channel(model, Path(init_adapter))
         for prm in model.lm.parameters():
             prm.requires_grad_(True)
+        rows = model.lm.model.embed_tokens.weight
         n_lora = 0
     else:
         peft_model = attach_lora(model, sc.rank, sc.alpha)
@@ -371,7 +384,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                       "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "hold_tags": sc.hold_tags,
                       "recall_weight": sc.recall_weight, "fact_swap": sc.fact_swap,
                       "history_shuffle": sc.history_shuffle,
-                      "full": sc.full,
+                      "full": sc.full, "continued": continued,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len, sc.long_reuse,
