@@ -142,3 +142,26 @@ def test_blended_adapters_merge_to_the_blend_of_the_merged_models(tmp_path):
         assert torch.allclose(ab, 0.3 * a + 0.7 * b, atol=1e-4), name
     with pytest.raises(ValueError, match="within"):
         mod.blend(tmp_path / "a", tmp_path / "b", 1.5, tmp_path / "bad")
+
+
+def test_interpolated_side_channel_models_lie_between_their_ends():
+    """scripts/interpolate_side_channel.py: t = 0 and t = 1 give the two models back, t = 0.25 the weighted mean of
+    every weight; models of two architectures are refused."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).parents[1] / "scripts" / "interpolate_side_channel.py"
+    spec = importlib.util.spec_from_file_location("interpolate_side_channel", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch.manual_seed(2)
+    a, b = DuplexLM(preset("test")).eval(), DuplexLM(preset("test")).eval()
+    for t, want in ((0.0, a.state_dict()), (1.0, b.state_dict())):
+        for k, v in mod.interpolate(a, b, t).items():
+            assert torch.equal(v, want[k].float()), k
+    for k, v in mod.interpolate(a, b, 0.25).items():
+        assert torch.allclose(v, 0.75 * a.state_dict()[k] + 0.25 * b.state_dict()[k], atol=1e-6), k
+    other = DuplexLM(preset("test")).eval()
+    other.lm.model.layers = other.lm.model.layers[:1]
+    with pytest.raises(ValueError, match="different weights"):
+        mod.interpolate(a, other, 0.5)
