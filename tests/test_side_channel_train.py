@@ -354,6 +354,7 @@ def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
     (["--pause-weight", "1", "--no-distill"], "needs distillation"),
     (["--memory-share", "1.5"], "must be within [0, 1]"),
     (["--hold-tags", "pause,barge_in"], "--hold-tags takes pause and/or backchannel"),
+    (["--buffer", "8", "--batch", "16"], "must hold at least a batch"),
 ])
 def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
     """Contradictory or out-of-range options stop before anything is loaded or trained."""

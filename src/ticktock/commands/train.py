@@ -19,6 +19,8 @@ def add_parser(sub) -> None:
     b.add_argument("--warmup", type=int, default=300, help="steps of linear learning-rate warm-up (then cosine)")
     b.add_argument("--time-budget", type=float, default=1e9, help="stop after this many seconds (then save)")
     b.add_argument("--workers", type=int, default=0, help="rendering processes (0: all cores but one)")
+    b.add_argument("--buffer", type=int, default=40000, metavar="N",
+                   help="replay buffer: the newest N examples (a long-session one is ~300 KB; lower it on a small machine)")
     b.add_argument("--device", default="cuda")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--max-len", type=int, default=512, help="tokens per training window")
@@ -47,6 +49,8 @@ def add_parser(sub) -> None:
     s.add_argument("--lr", type=float, default=5e-4, help="adapters; the two new rows learn 10x faster")
     s.add_argument("--time-budget", type=float, default=1e9, help="stop after this many seconds (then save)")
     s.add_argument("--workers", type=int, default=0, help="rendering processes (0: all cores but one)")
+    s.add_argument("--buffer", type=int, default=40000, metavar="N",
+                   help="replay buffer: the newest N examples (a long-session one is ~300 KB; lower it on a small machine)")
     s.add_argument("--device", default="cuda")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--max-len", type=int, default=512, help="tokens per training window (student sequence)")
@@ -102,7 +106,7 @@ def run_base(args: argparse.Namespace) -> int:
     from ..train.trainer import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, time_budget_s=args.time_budget,
-                      workers=args.workers, seed=args.seed, max_len=args.max_len)
+                      workers=args.workers, seed=args.seed, max_len=args.max_len, buffer=_buffer(args))
     train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
                transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
                word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights),
@@ -110,12 +114,18 @@ def run_base(args: argparse.Namespace) -> int:
     return 0
 
 
+def _buffer(args: argparse.Namespace) -> int:
+    if args.buffer < args.batch:
+        raise SystemExit(f"--buffer ({args.buffer}) must hold at least a batch ({args.batch})")
+    return args.buffer
+
+
 def run_side_channel(args: argparse.Namespace) -> int:
     from ..train.side_channel import SideChannelConfig, train_side_channel
     from ..train.trainer import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=100, time_budget_s=args.time_budget,
-                      workers=args.workers, seed=args.seed, max_len=args.max_len)
+                      workers=args.workers, seed=args.seed, max_len=args.max_len, buffer=_buffer(args))
     from ..train.base import parse_family_weights
 
     for name in ("memory_share", "long_share", "recall_share", "fact_swap", "history_shuffle"):
