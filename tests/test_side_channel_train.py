@@ -299,7 +299,7 @@ def test_pause_units_mark_where_their_decision_is_predicted(protocol):
     assert whole > 0
 
 
-def test_pause_term_adds_its_weight_times_the_decision_kl(protocol):
+def test_pause_term_adds_its_weight_times_the_decision_kl_and_distill_weight_scales_distillation(protocol):
     pytest.importorskip("peft")
     from ticktock.train.side_channel import SideChannelLoss, attach_lora, collate_side_channel
 
@@ -321,6 +321,10 @@ def test_pause_term_adds_its_weight_times_the_decision_kl(protocol):
     weighted, s3 = SideChannelLoss(p, peft_model, pause_weight=3.0)(model, batch)
     assert "pause" not in s0 and float(s3["pause"]) > 0
     assert torch.allclose(weighted - plain, 3.0 * s3["pause"], atol=1e-5)
+    torch.manual_seed(0)  # `distill_weight` scales kd + dec + turn, and only them
+    heavier, _ = SideChannelLoss(p, peft_model, distill_weight=2.0)(model, batch)
+    assert float(s0["kd"]) > 0
+    assert torch.allclose(heavier - plain, s0["kd"] + s0["dec"] + s0["turn"], atol=1e-5)
 
 
 def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
@@ -355,6 +359,8 @@ def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
     (["--memory-share", "1.5"], "must be within [0, 1]"),
     (["--hold-tags", "pause,barge_in"], "--hold-tags takes pause and/or backchannel"),
     (["--buffer", "8", "--batch", "16"], "must hold at least a batch"),
+    (["--distill-weight", "-1"], "must be non-negative"),
+    (["--distill-weight", "3", "--no-distill"], "weighs distillation"),
 ])
 def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
     """Contradictory or out-of-range options stop before anything is loaded or trained."""

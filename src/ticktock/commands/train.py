@@ -73,6 +73,9 @@ def add_parser(sub) -> None:
     s.add_argument("--recall-weight", type=float, default=0.0, metavar="W",
                    help="W x the cross-entropy at recall answers of memory examples, on top of their share of the "
                         "memory term (0: off; docs/side-channel.md)")
+    s.add_argument("--distill-weight", type=float, default=1.0, metavar="W",
+                   help="W x the distillation terms (kd, dec, turn): more holds the base's behaviour against heavy "
+                        "memory and recall terms (docs/side-channel.md)")
     s.add_argument("--fact-swap", type=float, default=0.0, metavar="S",
                    help="share of the memory examples whose evicted facts (groceries, names, days, a code's digits) "
                         "are renamed, answer included, so recall is read from the transcripts rather than learnt "
@@ -131,11 +134,13 @@ def run_side_channel(args: argparse.Namespace) -> int:
     for name in ("memory_share", "long_share", "recall_share", "fact_swap", "history_shuffle"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise SystemExit(f"--{name.replace('_', '-')} must be within [0, 1], got {getattr(args, name)}")
-    for name in ("pause_weight", "recall_weight"):
+    for name in ("pause_weight", "recall_weight", "distill_weight"):
         if getattr(args, name) < 0:
             raise SystemExit(f"--{name.replace('_', '-')} must be non-negative, got {getattr(args, name)}")
     if args.recall_weight > 0 and args.memory_share == 0 and args.long_share == 0:
         raise SystemExit("--recall-weight acts on memory examples: give --memory-share or --long-share")
+    if args.distill_weight != 1.0 and args.no_distill:
+        raise SystemExit("--distill-weight weighs distillation: drop --no-distill")
     if args.pause_weight > 0 and args.no_distill:
         raise SystemExit("--pause-weight is a distillation term: it needs distillation (drop --no-distill)")
     hold_tags = tuple(t for t in args.hold_tags.split(",") if t)
@@ -152,7 +157,8 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            long_max_len=args.long_max_len, long_reuse=args.long_reuse, gate=args.gate,
                            delay_jitter=args.delay_jitter, recall_share=args.recall_share,
                            pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags,
-                           recall_weight=args.recall_weight, fact_swap=args.fact_swap,
+                           recall_weight=args.recall_weight, distill_weight=args.distill_weight,
+                           fact_swap=args.fact_swap,
                            history_shuffle=args.history_shuffle)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None,

@@ -84,6 +84,7 @@ class SideChannelConfig:
     full: bool = False  # train every decoder weight (teacher: a frozen copy of the base) instead of a LoRA
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs
     recall_weight: float = 0.0  # weight of the cross-entropy at recall answers of memory examples (`recall` term)
+    distill_weight: float = 1.0  # weight of kd + dec + turn: holds the base's behaviour against heavy memory terms
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`SideChannelFactory`)
     history_shuffle: float = 0.0  # memory examples whose evicted exchanges are laid out anew (`SideChannelFactory`)
 
@@ -222,9 +223,11 @@ class SideChannelLoss:
     """
 
     def __init__(self, protocol: DuplexProtocol, peft_model, distill: bool = True, gated: bool = False,
-                 pause_weight: float = 0.0, base: DuplexLM | None = None, recall_weight: float = 0.0):
+                 pause_weight: float = 0.0, base: DuplexLM | None = None, recall_weight: float = 0.0,
+                 distill_weight: float = 1.0):
         self.p, self.peft, self.distill, self.gated = protocol, peft_model, distill, gated
         self.pause_weight, self.base, self.recall_weight = pause_weight, base, recall_weight
+        self.distill_weight = distill_weight
         self.asr = [protocol.id("asr_start"), protocol.id("asr_end")]
 
     def __call__(self, model: DuplexLM, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
@@ -266,7 +269,7 @@ class SideChannelLoss:
                 stats["recall"], stats["recall_acc"] = recall.detach(), right[at_answer].mean()
         if self.distill:
             kd, dec, turn, pause = self._distill(model, b, h, emb)
-            loss = loss + kd + dec + turn + self.pause_weight * pause
+            loss = loss + self.distill_weight * (kd + dec + turn) + self.pause_weight * pause
             stats.update(kd=kd.detach(), dec=dec.detach(), turn=turn.detach())
             if self.pause_weight > 0 and b["pause"].any():
                 stats["pause"] = pause.detach()
@@ -382,7 +385,8 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     print(json.dumps({"params": model.n_params(), "lora_params": n_lora, "placement": sc.placement, "gate": sc.gate,
                       "distill": sc.distill, "memory_share": sc.memory_share, "long_share": sc.long_share,
                       "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "hold_tags": sc.hold_tags,
-                      "recall_weight": sc.recall_weight, "fact_swap": sc.fact_swap,
+                      "recall_weight": sc.recall_weight, "distill_weight": sc.distill_weight,
+                      "fact_swap": sc.fact_swap,
                       "history_shuffle": sc.history_shuffle,
                       "full": sc.full, "continued": continued,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
@@ -393,7 +397,8 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                                                       history_shuffle=sc.history_shuffle)
     if base is not None:
         base.to(device)
-    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight)
+    loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight,
+                              sc.distill_weight)
     pad = proto.id("pad")
 
     def save(m: DuplexLM) -> None:
