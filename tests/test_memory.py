@@ -84,6 +84,13 @@ def test_policy_runs_summarize(small):
     assert POLICY_KEYS <= set(none)
     assert none["decision_agreement"] == 1.0 and none["peak_vs_none"] == 0.0
     assert none["wer"] == 1.0 and "no transcript" in none["side_channel"]
+    assert none["wer_by_session"] == {e["id"]: 1.0}  # no transcript: every user word deleted
+    import dataclasses
+
+    from ticktock.evaluation.wer import user_words
+    two = [dataclasses.replace(runs["none"][0], transcript=user_words(e)),
+           dataclasses.replace(runs["none"][0], entry={**e, "id": "other"})]
+    assert mem.summarize(two)["wer_by_session"] == {e["id"]: 0.0, "other": 1.0}
     assert none["units"] == N_UNITS and none["recall_questions"] == 2
     assert none["unit_ms_p99"] >= none["unit_ms_mean"] > 0
     sl = mem.summarize(runs["streaming_llm"], runs["none"], "off")

@@ -153,6 +153,9 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
         "final_slots": round(float(np.mean([r.final_slots for r in runs])), 1),
         "wer": round(corpus_wer([user_words(r.entry) for r in runs], transcripts), 4) if produced else 1.0,
         "side_channel": side_channel if produced else f"{side_channel}: no transcript written, wer counted as 1.0",
+        # a long suite is a few voices of hundreds of words each: one hard voice moves `wer` (docs/memory.md)
+        "wer_by_session": {r.entry["id"]: round(corpus_wer([user_words(r.entry)], [r.transcript]), 4)
+                           for r in runs if user_words(r.entry).strip()},
         "recall_acc": _rate(recall),
         "recall_questions": len(recall),
         "unit_ms_mean": round(float(ms.mean()), 2),
