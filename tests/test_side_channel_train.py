@@ -361,6 +361,7 @@ def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
     (["--buffer", "8", "--batch", "16"], "must hold at least a batch"),
     (["--distill-weight", "-1"], "must be non-negative"),
     (["--distill-weight", "3", "--no-distill"], "weighs distillation"),
+    (["--full", "--teacher", "somewhere"], "--teacher is for continuing a --full run"),
 ])
 def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
     """Contradictory or out-of-range options stop before anything is loaded or trained."""
@@ -370,6 +371,19 @@ def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
 
     with pytest.raises(SystemExit, match=re.escape(message)):
         main(["train", "side-channel", "--out", str(tmp_path / "run"), "--device", "cpu", *argv])
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("argv", [[], ["--full", "--init-adapter", "somewhere"]])
+def test_train_side_channel_continues_a_side_channel_model_only_with_full_and_no_adapter(argv, tmp_path):
+    from ticktock.cli import main
+    from ticktock.model.adapter import mark_merged
+
+    (tmp_path / "m").mkdir()
+    mark_merged(tmp_path / "m", "full")
+    with pytest.raises(SystemExit, match="already is a side-channel model"):
+        main(["train", "side-channel", "--out", str(tmp_path / "run"), "--device", "cpu", "--init", str(tmp_path / "m"),
+              *argv])
     assert not (tmp_path / "run").exists()
 
 

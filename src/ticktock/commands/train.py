@@ -146,6 +146,13 @@ def run_side_channel(args: argparse.Namespace) -> int:
     hold_tags = tuple(t for t in args.hold_tags.split(",") if t)
     if not hold_tags or not set(hold_tags) <= {"pause", "backchannel"}:
         raise SystemExit(f"--hold-tags takes pause and/or backchannel, got {args.hold_tags!r}")
+    from ..model.adapter import is_merged
+    continued = args.init is not None and is_merged(args.init)
+    if continued and (not args.full or args.init_adapter):
+        raise SystemExit(f"{args.init} already is a side-channel model: continue it with --full and no --init-adapter "
+                         "(a LoRA run continues with --init-adapter)")
+    if args.teacher and not continued:
+        raise SystemExit("--teacher is for continuing a --full run: give --full --init <that run>/model")
     if args.full and args.gate == "segment":
         raise SystemExit("--gate segment needs a LoRA: drop --full")
     if args.long_reuse < 1:

@@ -350,6 +350,8 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
         raise ValueError(f"{init} already is a side-channel model: continue a LoRA run with --init-adapter")
     if continued and init_adapter is not None:
         raise ValueError(f"{init} already is a side-channel model: it takes no --init-adapter")
+    if teacher is not None and not continued:
+        raise ValueError("a teacher is for continuing a --full run (a merged init); otherwise it is the init itself")
     if model is None:
         model, tokenizer = load_model(init, "cpu", torch.float32)
     proto = DuplexProtocol(tokenizer)
