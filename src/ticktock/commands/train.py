@@ -124,7 +124,7 @@ def _buffer(args: argparse.Namespace) -> int:
 
 
 def run_side_channel(args: argparse.Namespace) -> int:
-    from ..train.side_channel import SideChannelConfig, train_side_channel
+    from ..train.side_channel import SideChannelConfig, continues_full_run, train_side_channel
     from ..train.trainer import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=100, time_budget_s=args.time_budget,
@@ -146,13 +146,10 @@ def run_side_channel(args: argparse.Namespace) -> int:
     hold_tags = tuple(t for t in args.hold_tags.split(",") if t)
     if not hold_tags or not set(hold_tags) <= {"pause", "backchannel"}:
         raise SystemExit(f"--hold-tags takes pause and/or backchannel, got {args.hold_tags!r}")
-    from ..model.adapter import is_merged
-    continued = args.init is not None and is_merged(args.init)
-    if continued and (not args.full or args.init_adapter):
-        raise SystemExit(f"{args.init} already is a side-channel model: continue it with --full and no --init-adapter "
-                         "(a LoRA run continues with --init-adapter)")
-    if args.teacher and not continued:
-        raise SystemExit("--teacher is for continuing a --full run: give --full --init <that run>/model")
+    try:
+        continues_full_run(args.init, args.full, args.init_adapter, args.teacher)
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
     if args.full and args.gate == "segment":
         raise SystemExit("--gate segment needs a LoRA: drop --full")
     if args.long_reuse < 1:

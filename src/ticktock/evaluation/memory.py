@@ -141,6 +141,7 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
     ms = np.array([s for r in runs for s in r.unit_seconds]) * 1000.0
     peaks = [r.peak_slots for r in runs]
     transcripts = [r.transcript for r in runs]
+    said = [user_words(r.entry) for r in runs]
     produced = any(t.strip() for t in transcripts)
     outcomes = [SessionOutcome(r.entry["family"], r.units, r.entry["units"]) for r in runs]
     behaviour = score(outcomes)
@@ -151,11 +152,11 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
         "peak_slots": round(float(np.mean(peaks)), 1),
         "peak_slots_max": max(peaks),
         "final_slots": round(float(np.mean([r.final_slots for r in runs])), 1),
-        "wer": round(corpus_wer([user_words(r.entry) for r in runs], transcripts), 4) if produced else 1.0,
+        "wer": round(corpus_wer(said, transcripts), 4) if produced else 1.0,
         "side_channel": side_channel if produced else f"{side_channel}: no transcript written, wer counted as 1.0",
-        # a long suite is a few voices of hundreds of words each: one hard voice moves `wer` (docs/memory.md)
-        "wer_by_session": {r.entry["id"]: round(corpus_wer([user_words(r.entry)], [r.transcript]), 4)
-                           for r in runs if user_words(r.entry).strip()},
+        # a long suite is a few sessions of hundreds of words each: one hard session moves `wer` (docs/memory.md)
+        "wer_by_session": {r.entry["id"]: round(corpus_wer([ref], [r.transcript]), 4)
+                           for r, ref in zip(runs, said) if ref.strip()},
         "recall_acc": _rate(recall),
         "recall_questions": len(recall),
         "unit_ms_mean": round(float(ms.mean()), 2),

@@ -335,6 +335,19 @@ def plot_side_channel(log: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def continues_full_run(init: Path | str | None, full: bool, init_adapter: Path | str | None,
+                       teacher: Path | str | None) -> bool:
+    """Does this run continue a `--full` run (`init` is a merged side-channel model)? Raises ValueError for what
+    cannot go together: such an init without `full` or with an adapter, a teacher without such an init."""
+    continued = init is not None and is_merged(init)
+    if continued and (not full or init_adapter is not None):
+        raise ValueError(f"{init} already is a side-channel model: continue it with --full and no --init-adapter "
+                         "(a LoRA run continues with --init-adapter)")
+    if teacher is not None and not continued:
+        raise ValueError("--teacher is for continuing a --full run: give --full --init <that run>/model")
+    return continued
+
+
 def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init: Path | None = None,
                        device: str = "cuda", make_example: Callable[[int], SideChannelExample] | None = None,
                        model: DuplexLM | None = None, tokenizer=None, init_adapter: Path | None = None,
@@ -345,13 +358,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     from safetensors.torch import save_file
 
     t0 = time.time()
-    continued = init is not None and is_merged(init)
-    if continued and not sc.full:
-        raise ValueError(f"{init} already is a side-channel model: continue a LoRA run with --init-adapter")
-    if continued and init_adapter is not None:
-        raise ValueError(f"{init} already is a side-channel model: it takes no --init-adapter")
-    if teacher is not None and not continued:
-        raise ValueError("a teacher is for continuing a --full run (a merged init); otherwise it is the init itself")
+    continued = continues_full_run(init, sc.full, init_adapter, teacher)
     if model is None:
         model, tokenizer = load_model(init, "cpu", torch.float32)
     proto = DuplexProtocol(tokenizer)
@@ -374,7 +381,6 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                 merge_side_channel(model, Path(init_adapter))
         for prm in model.lm.parameters():
             prm.requires_grad_(True)
-        rows = model.lm.model.embed_tokens.weight
         n_lora = 0
     else:
         peft_model = attach_lora(model, sc.rank, sc.alpha)
