@@ -165,3 +165,29 @@ def test_interpolated_side_channel_models_lie_between_their_ends():
     other.lm.model.layers = other.lm.model.layers[:1]
     with pytest.raises(ValueError, match="different weights"):
         mod.interpolate(a, other, 0.5)
+
+
+def test_decoder_only_side_channel_loads_its_decoder_over_the_base_encoder(tmp_path):
+    from ticktock.model import save_model
+    from ticktock.model.adapter import DECODER_FILE, mark_merged, save_decoder_side_channel
+
+    torch.manual_seed(2)
+    base, trained = DuplexLM(preset("test")).eval(), DuplexLM(preset("test")).eval()
+    trained.audio.load_state_dict(base.audio.state_dict())  # --full trains the decoder only
+    save_model(trained, None, tmp_path / "run", dtype=torch.float32)
+    with pytest.raises(ValueError, match="not a side-channel model"):
+        save_decoder_side_channel(tmp_path / "run", tmp_path / "m-side-channel")
+    mark_merged(tmp_path / "run", "full")
+    folder = save_decoder_side_channel(tmp_path / "run", tmp_path / "m-side-channel")
+    (tmp_path / "m").mkdir()
+    assert adapter_for(tmp_path / "m") == folder
+    audio_before = {k: v.clone() for k, v in base.audio.state_dict().items()}
+    apply_side_channel(base, folder)
+    got, want = base.state_dict(), trained.state_dict()
+    assert all(torch.equal(got[k], want[k]) for k in want)
+    assert all(torch.equal(base.audio.state_dict()[k], v) for k, v in audio_before.items())
+    # a decoder file missing a tensor is refused, not half-loaded
+    state = {k: v for k, v in want.items() if k.startswith("lm.") and "layers.0.mlp" not in k and k != "lm.lm_head.weight"}
+    save_file(state, str(folder / DECODER_FILE))
+    with pytest.raises(ValueError, match="exactly the decoder"):
+        apply_side_channel(DuplexLM(preset("test")).eval(), folder)

@@ -153,12 +153,24 @@ def test_memory_command_json_line(small, tmp_path, monkeypatch, capsys):
     (["--policies", "none,lru"], "unknown policy"),
     (["--budget", "0"], "positive"),
     (["--workers", "0"], "positive"),
+    (["--side-channel", "off", "--oracle-transcripts"], "needs --side-channel after_content"),
 ])
 def test_memory_command_refuses_bad_arguments(argv, message, capsys):
     from ticktock.cli import main
 
     assert main(["memory", "--no-cascade", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_oracle_transcripts_are_the_user_s_words(small):
+    """--oracle-transcripts: the side channel writes the reference words (δ rule), background talk left out, so
+    the session's transcript is the user's words and its WER 0 whatever the model would have written."""
+    model, p = small
+    e, chunks = fake_entry(), noise_chunks(N_UNITS, 3)
+    run = mem.run_policy_session(model, p, e, np.concatenate(chunks), make_policy("a2t", budget=40),
+                                 make_clock("cost", None, "cpu"), side_channel="after_content", oracle=True)
+    assert normalize_words(run.transcript) == "milk eggs"
+    assert mem.summarize([run], [run], "after_content")["wer"] == 0.0
 
 
 def test_parallel_policy_runs_equal_the_serial_ones(tmp_path):

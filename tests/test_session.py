@@ -191,3 +191,20 @@ def test_side_channel_with_sampling_keeps_segments_well_formed(asr_protocol):
             assert seg[0] == p.id("asr_start") and end - 1 <= p.max_asr_tokens
             assert not set(seg[1:end]) & p.control_ids
     assert opened
+
+
+def test_oracle_transcripts_are_written_where_the_model_s_own_would_go(asr_protocol):
+    """Given words stand as each unit's trailing segment, in the cache as transcript slots (kept by a2t), whatever
+    the model would have written; only after_content takes them."""
+    p = DuplexProtocol(asr_protocol.tokenizer, max_unit_tokens=24, max_asr_tokens=8)
+    model, chunks = side_model(2, p), noise_chunks(4, 2)
+    words = ["", "yes", "", "no thanks"]
+    sess = DuplexSession(model, p, "ar", side_channel="after_content", oracle_transcripts=words)
+    res = sess.run(chunks)
+    assert [r.asr for r in res] == [None, "yes", None, "no thanks"]
+    assert [r.slack_tokens for r in res] == [[] if not w else p.asr_ids(w) for w in words]
+    assert not any(r.asr_forced for r in res)
+    written = sum(len(p.encode(w)) for w in words)
+    assert int((sess.engine.cache.kind[: sess.engine.cache.length] == int(SlotKind.ASR)).sum()) == written
+    with pytest.raises(ValueError, match="after_content"):
+        DuplexSession(model, p, "ar", side_channel="after_decision", oracle_transcripts=words)

@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
     p.add_argument("--model", default=None)
     p.add_argument("--asr-share", type=float, default=0.25,
                    help="the share of a chunk a transcript segment may take (docs/side-channel.md)")
+    p.add_argument("--oracle-transcripts", action="store_true",
+                   help="the side channel writes the reference words (the δ rule) instead of its own: recall with "
+                        "perfect transcripts in the runtime's own context (WER ~0 then; times are not the model's)")
     p.add_argument("--decoder", default="ar", choices=["ar", "sl"],
                    help="how each unit is decoded: ar, or sl (drafts in the idle window beside the transcript); "
                         "greedy, so only the time differs")
@@ -85,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         console.print(f"[red]{err}")
         return 2
+    if args.oracle_transcripts and side != "after_content":
+        console.print("[red]--oracle-transcripts needs --side-channel after_content")
+        return 2
     if args.cascade and not cascade_available():
         console.print("[red]--cascade needs pocketsphinx: pip install 'ticktock[bench]'")
         return 2
@@ -92,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     profile = profile_for_clock(args.clock, args.calibration)
 
     torch.set_grad_enabled(False)
-    job = MemoryJob(args.model, args.device, args.clock, profile, side, args.asr_share, args.decoder, args.budget)
+    job = MemoryJob(args.model, args.device, args.clock, profile, side, args.asr_share, args.decoder, args.budget,
+                    args.oracle_transcripts)
     try:
         rt = job.runtime()
     except FileNotFoundError as err:
@@ -130,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     summary = {
         "suite": args.suite, "sessions": len(entries), "units": units_total, "budget": args.budget,
         "clock": args.clock, "decoder": args.decoder, "model": rt.name, "side_channel": side,
+        "oracle_transcripts": args.oracle_transcripts,
         "cascade": asr.version if asr is not None else None,
         "cascade_wer": round(corpus_wer(refs, hyps), 4) if asr is not None else None,
         "params": {p: repr(make_policy(p, budget=args.budget)) for p in policies},

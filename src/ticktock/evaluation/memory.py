@@ -27,6 +27,7 @@ from ..protocol import DuplexProtocol
 from ..session import Clock, DuplexSession, Timeline, UnitResult
 from .quality import SessionOutcome, by_minute, score
 from .recall import recall_answers
+from ..train.examples import word_units
 from .wer import corpus_wer, user_words
 
 SIDE_CHANNELS = ("off", "after_decision", "after_content")
@@ -94,15 +95,21 @@ def _missed(index: int, r: UnitResult, seconds: float, lag: float) -> dict:
 
 def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, policy: EvictionPolicy,
                        clock: Clock, tool_runner: Callable[[str], str] | None = None,
-                       side_channel: str = "off", max_slots: int = 32768, decoder: str = "ar") -> PolicyRun:
+                       side_channel: str = "off", max_slots: int = 32768, decoder: str = "ar",
+                       oracle: bool = False) -> PolicyRun:
     """Replay one rendered session (audio (N,) float32 at 16 kHz) under `policy`, closed loop, decoded by
     `decoder` (greedy: every decoder commits `ar`'s tokens, only the time differs).
 
     Eviction is measured on the wall clock when `clock` is a wall clock; the cost model has no
     entry for it (a compaction moves a few MB on a GPU: well under a millisecond), so it counts 0 there.
+    oracle: the side channel (after_content) writes the reference words (the δ rule) instead of its own, so
+    recall is measured with perfect transcripts in the runtime's own context (its WER is then ~0 and its times
+    are not the model's).
     """
     timed = TimedPolicy(policy)
     kwargs = {"side_channel": None if side_channel == "off" else side_channel} if side_channel_supported() else {}
+    if oracle:  # the reference words where the side channel's own would go (`DuplexSession` oracle_transcripts)
+        kwargs["oracle_transcripts"] = word_units(entry["words"], entry["n_units"], protocol.chunk_seconds)
     sess = DuplexSession(model, protocol, decoder, clock=clock, system=entry["system"], policy=timed,
                          max_slots=max_slots, **kwargs)
     units: list[UnitResult] = []

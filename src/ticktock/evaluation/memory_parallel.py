@@ -27,6 +27,7 @@ class MemoryJob:
     asr_share: float
     decoder: str
     budget: int
+    oracle: bool = False  # the reference words in place of the side channel's own (`run_policy_session`)
 
     def runtime(self):
         """The model and protocol the runs use (the idle schedule's transcript cap applied with a side channel)."""
@@ -47,7 +48,7 @@ class MemoryJob:
 
         return run_policy_session(rt.model, rt.protocol, entry, audio, make_policy(policy, budget=self.budget),
                                   make_clock(self.clock, self.profile, self.device), default_tool_runner,
-                                  self.side_channel, decoder=self.decoder)
+                                  self.side_channel, decoder=self.decoder, oracle=self.oracle)
 
 
 _STATE: dict = {}

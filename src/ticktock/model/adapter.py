@@ -7,7 +7,9 @@ beside it. Needs only torch. An ungated adapter is merged, W += (alpha / r) * B 
 one is attached as `GatedLoRALinear` layers that act on segment tokens only (`gated_lora`).
 Either way the `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) are set.
 A side channel trained whole (`--full`) ships as merged weights instead: a model folder
-(`config.json`, `model.safetensors`) in the same place, loaded in place of the base's weights.
+(`config.json`, `model.safetensors`) in the same place, loaded in place of the base's weights, or,
+smaller, its decoder alone (`config.json`, `decoder.safetensors`: the `lm.*` tensors; the audio
+encoder stays frozen in training, so the base's is the side channel's).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from .io import load_model
 ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
 _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
 GATE_FILE = "gate.json"  # {"gate": "segment"}: the adapter acts on segment tokens only
-MERGED_FILE = "side_channel_merged.json"  # in a model dir that already is the side-channel model: nothing to apply
+MERGED_FILE = "side_channel_merged.json"
+DECODER_FILE = "decoder.safetensors"  # a whole side channel's decoder (`lm.*`) alone; the base supplies the encoder  # in a model dir that already is the side-channel model: nothing to apply
 
 
 def mark_merged(model_dir: str | Path, how: str) -> None:
@@ -42,7 +45,22 @@ def is_merged(model_dir: str | Path) -> bool:
 
 def is_whole(adapter: str | Path) -> bool:
     """Is this side channel a whole model (`ticktock train side-channel --full`: merged weights) rather than a LoRA?"""
-    return (Path(adapter) / "model.safetensors").is_file()
+    return any((Path(adapter) / f).is_file() for f in ("model.safetensors", DECODER_FILE))
+
+
+def save_decoder_side_channel(model_dir: str | Path, out: str | Path) -> Path:
+    """Write a `--full` run's model (`model_dir`) as a decoder-only side channel in `out` (config.json and
+    `decoder.safetensors`, its `lm.*` tensors), for shipping beside its base; returns `out`."""
+    from safetensors.torch import save_file
+
+    model_dir, out = Path(model_dir), Path(out)
+    if not is_merged(model_dir):
+        raise ValueError(f"{model_dir} is not a side-channel model (no {MERGED_FILE})")
+    state = load_file(str(model_dir / "model.safetensors"))
+    out.mkdir(parents=True, exist_ok=True)
+    save_file({k: v for k, v in state.items() if k.startswith("lm.")}, str(out / DECODER_FILE))
+    (out / "config.json").write_text((model_dir / "config.json").read_text())
+    return out
 
 
 def adapter_for(model_dir: str | Path) -> Path | None:
@@ -112,11 +130,32 @@ def attach_gated_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
 @torch.no_grad()
 def load_whole_side_channel(model: DuplexLM, folder: str | Path) -> DuplexLM:
     """Replace `model`'s weights (in place) with the whole side-channel model in `folder`; return it."""
+    if (Path(folder) / DECODER_FILE).is_file():
+        return _load_decoder_side_channel(model, Path(folder))
     whole, _ = load_model(folder, "cpu", torch.float32)
     if whole.cfg.to_dict() != model.cfg.to_dict():
         raise ValueError(f"the side-channel model in {folder} has another architecture than its base")
     ref = next(model.parameters())
     model.load_state_dict({k: v.to(ref.device, ref.dtype) for k, v in whole.state_dict().items()})
+    return model
+
+
+def _load_decoder_side_channel(model: DuplexLM, folder: Path) -> DuplexLM:
+    """Replace `model`'s decoder weights (in place) with `folder`'s `decoder.safetensors`; the encoder stays."""
+    from .config import ModelConfig
+
+    raw = json.loads((folder / "config.json").read_text())
+    if ModelConfig.from_dict(raw["ticktock"]).to_dict() != model.cfg.to_dict():
+        raise ValueError(f"the side-channel model in {folder} has another architecture than its base")
+    ref = next(model.parameters())
+    state = {k: v.to(ref.device, ref.dtype) for k, v in load_file(str(folder / DECODER_FILE)).items()}
+    want = {k for k in model.state_dict() if k.startswith("lm.")}
+    if model.cfg.decoder.tie_word_embeddings:
+        want.discard("lm.lm_head.weight")
+    if set(state) - {"lm.lm_head.weight"} != want:
+        raise ValueError(f"{folder / DECODER_FILE} does not hold exactly the decoder's weights "
+                         f"(missing {sorted(want - set(state))[:3]}, unexpected {sorted(set(state) - want)[:3]})")
+    model.load_state_dict(state, strict=False)
     return model
 
 

@@ -16,7 +16,7 @@ idle work (it never delays the response) and filled into the unit's result then.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -32,7 +32,7 @@ from ..model.duplex import DuplexLM
 from ..protocol import DuplexProtocol, SlotKind
 from .clock import Clock, WallClock
 from .result import UnitResult
-from .side_channel import UnitRules, decode_slack_segment, side_channel_placement
+from .side_channel import UnitRules, decode_slack_segment, side_channel_placement, write_slack_segment
 from .timeline import Timeline
 
 DEFAULT_SYSTEM = "You are ticktock, a helpful voice assistant."
@@ -75,10 +75,15 @@ class DuplexSession:
     def __init__(self, model: DuplexLM, protocol: DuplexProtocol, decoder: Decoder | str = "ar",
                  clock: Clock | None = None, temperature: float = 0.0, seed: int = 0,
                  system: str = DEFAULT_SYSTEM, policy: EvictionPolicy | None = None, max_slots: int = 16384,
-                 side_channel: str | None = None):
-        """side_channel: None/"off", "after_decision" or "after_content" (transcription segments, DESIGN §4)."""
+                 side_channel: str | None = None, oracle_transcripts: Sequence[str] | None = None):
+        """side_channel: None/"off", "after_decision" or "after_content" (transcription segments, DESIGN §4).
+        oracle_transcripts: per unit, the words its trailing segment holds in place of the model's own ('' for
+        none; `after_content` only): recall with perfect transcripts in the runtime's own context."""
         self.model, self.protocol = model, protocol
         self.side_channel = side_channel_placement(side_channel)
+        if oracle_transcripts is not None and self.side_channel != "after_content":
+            raise ValueError("oracle_transcripts needs side_channel='after_content' (segments trail their unit)")
+        self.oracle = list(oracle_transcripts) if oracle_transcripts is not None else None
         self.decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
         self.clock = clock or WallClock(model.device)
         self.engine = Engine(model, max_slots, self.clock)
@@ -140,7 +145,10 @@ class DuplexSession:
         if self.slack_due is None:
             return
         res, self.slack_due = self.slack_due, None
-        seg = decode_slack_segment(self, res.index)
+        if self.oracle is None:
+            seg = decode_slack_segment(self, res.index)
+        else:
+            seg = write_slack_segment(self, res.index, self.oracle[res.index] if res.index < len(self.oracle) else "")
         res.slack_tokens = seg.tokens
         res.asr_forwards, res.asr_seconds = seg.forwards, seg.seconds
         if seg.tokens:

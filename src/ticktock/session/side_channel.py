@@ -15,7 +15,8 @@ transcript tokens or when a control token comes up. Placements:
 `UnitRules` applies these rules to a unit's committed tokens one at a time, so any
 decoder's verdicts go through the same rule and stay equal to greedy decoding;
 `decode_slack_segment` decodes a trailing segment (the session runs it at the start of
-the next unit's idle work).
+the next unit's idle work); `write_slack_segment` writes given words there instead (oracle
+transcripts: an evaluation aid that separates reading from memory from transcribing into it).
 """
 
 from __future__ import annotations
@@ -183,3 +184,24 @@ def decode_slack_segment(session: "DuplexSession", unit: int) -> SlackSegment:
         session.history += tokens
     recs = eng.records[n0:]
     return SlackSegment(tokens, transcript, forced, len(recs), sum(r.seconds for r in recs))
+
+
+@torch.no_grad()
+def write_slack_segment(session: "DuplexSession", unit: int, words: str) -> SlackSegment:
+    """Prefill unit `unit`'s last output token and, if `words` is not empty, the segment holding them, in place of
+    the model's own (one forward; the model's choice to open one is overridden).
+
+    Leaves the cache and `session.pending` as `decode_slack_segment` would had the model written `words`.
+    """
+    eng, p = session.engine, session.protocol
+    n0 = len(eng.records)
+    tokens = p.asr_ids(words) if words.strip() else []
+    segs = [Segment(torch.tensor(session.pending), list(session.pending_kinds))] if session.pending else []
+    if tokens:  # <|asr_start|> and the words now; <|asr_end|> is prefilled with the next unit, as decoded ones are
+        segs.append(Segment(torch.tensor(tokens[:-1]), [int(SlotKind.ASR_MARK)] + [int(SlotKind.ASR)] * (len(tokens) - 2)))
+    if segs:
+        eng.forward(segs, unit)
+    session.pending, session.pending_kinds = ([tokens[-1]], [int(SlotKind.ASR_MARK)]) if tokens else ([], [])
+    session.history += tokens
+    recs = eng.records[n0:]
+    return SlackSegment(tokens, tokens[1:-1], False, len(recs), sum(r.seconds for r in recs))
