@@ -25,9 +25,9 @@ from ..cache.kv import KVCache
 from ..cache.policies import EvictionPolicy
 from ..protocol import DuplexProtocol
 from ..session import Clock, DuplexSession, Timeline, UnitResult
+from ..train.examples import word_units
 from .quality import SessionOutcome, by_minute, score
 from .recall import recall_answers
-from ..train.examples import word_units
 from .wer import corpus_wer, user_words
 
 SIDE_CHANNELS = ("off", "after_decision", "after_content")

@@ -27,8 +27,8 @@ from .io import load_model
 ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
 _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
 GATE_FILE = "gate.json"  # {"gate": "segment"}: the adapter acts on segment tokens only
-MERGED_FILE = "side_channel_merged.json"
-DECODER_FILE = "decoder.safetensors"  # a whole side channel's decoder (`lm.*`) alone; the base supplies the encoder  # in a model dir that already is the side-channel model: nothing to apply
+MERGED_FILE = "side_channel_merged.json"  # in a model dir that already is the side-channel model: nothing to apply
+DECODER_FILE = "decoder.safetensors"  # a whole side channel's decoder (`lm.*`) alone; the base supplies the encoder
 
 
 def mark_merged(model_dir: str | Path, how: str) -> None:
