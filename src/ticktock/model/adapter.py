@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
+from .config import ModelConfig
 from .duplex import DuplexLM
 from .gated_lora import gate_layer
 from .io import load_model
@@ -142,17 +143,14 @@ def load_whole_side_channel(model: DuplexLM, folder: str | Path) -> DuplexLM:
 
 def _load_decoder_side_channel(model: DuplexLM, folder: Path) -> DuplexLM:
     """Replace `model`'s decoder weights (in place) with `folder`'s `decoder.safetensors`; the encoder stays."""
-    from .config import ModelConfig
-
     raw = json.loads((folder / "config.json").read_text())
     if ModelConfig.from_dict(raw["ticktock"]).to_dict() != model.cfg.to_dict():
         raise ValueError(f"the side-channel model in {folder} has another architecture than its base")
     ref = next(model.parameters())
     state = {k: v.to(ref.device, ref.dtype) for k, v in load_file(str(folder / DECODER_FILE)).items()}
-    want = {k for k in model.state_dict() if k.startswith("lm.")}
-    if model.cfg.decoder.tie_word_embeddings:
-        want.discard("lm.lm_head.weight")
-    if set(state) - {"lm.lm_head.weight"} != want:
+    tied = {"lm.lm_head.weight"} if model.cfg.decoder.tie_word_embeddings else set()  # saved or not: the embedding
+    want = {k for k in model.state_dict() if k.startswith("lm.")} - tied
+    if set(state) - tied != want:
         raise ValueError(f"{folder / DECODER_FILE} does not hold exactly the decoder's weights "
                          f"(missing {sorted(want - set(state))[:3]}, unexpected {sorted(set(state) - want)[:3]})")
     model.load_state_dict(state, strict=False)
