@@ -216,3 +216,56 @@ def test_recall_marks_the_predictions_of_a_retained_recall_answer_only(protocol)
     assert (marked + 1 >= len(ex.ids) - len(out)).all()  # all within the last unit's outputs
     plain = build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(0), "after_content", max_gap=0, end=10)
     assert not plain.recall.any() and plain.ids.tolist() == ex.ids.tolist()
+
+
+@pytest.mark.parametrize("placement", ["after_decision", "after_content"])
+def test_local_distillation_pairs_the_retained_ordinary_units_with_the_base(protocol, placement):
+    """`teacher_units` T: the teacher is the prefix and the last T units whole without segments; the student's
+    distilled predictions are the retained units' native ones except a recall answer's, paired token for token
+    with the teacher's, and both read the same audio embeddings for the same unit."""
+    p, e = protocol, protocol.audio_per_chunk
+    units = copy.deepcopy(UNITS)
+    units[9].recall = True  # a retained recall answer: cross-entropy and the `recall` term only
+    audio = np.random.default_rng(3).standard_normal(16000 * len(units)).astype(np.float32) * 0.1
+    end, t = 11, 8
+    ex = build_memory_example(p, "hello", units, WORDS, audio, random.Random(1), placement, max_gap=0, end=end,
+                              teacher_units=t)
+    r0, t0 = end - RETENTION_UNITS, end - t
+    prefix = p.prefix_ids("hello")
+    want_ids = list(prefix)
+    for u in units[t0:end]:
+        tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
+        want_ids += [p.id("unit")] + [p.id("pad")] * e + tr + p.output_ids(u.decision, u.content, u.turn_end)
+    assert ex.teacher_ids.tolist() == want_ids
+    assert ex.n_units == t and ex.audio_slot.max() < t * e and ex.teacher_slot.max() == t * e - 1
+    # the student's audio slots are the teacher's for the same (retained) units
+    assert sorted(s for s in ex.audio_slot.tolist() if s >= 0) == list(range((r0 - t0) * e, t * e))
+    student = ex.labels[ex.labels != IGNORE].tolist()
+    teacher = ex.teacher_labels[ex.teacher_labels != IGNORE].tolist()
+    ordinary = [k for k in range(r0, end) if not units[k].recall]
+    assert student == teacher == [tok for k in ordinary for tok in p.output_ids(units[k].decision, units[k].content,
+                                                                                 units[k].turn_end)]
+    assert not (ex.labels != IGNORE)[ex.recall].any(), "a recall answer is not distilled"
+    assert (ex.labels[ex.labels != IGNORE] == ex.memory_labels[ex.labels != IGNORE]).all()
+    assert np.all(np.diff(ex.teacher_positions) > 0)
+
+
+def test_local_distillation_trains(protocol, tmp_path):
+    """Memory examples with a teacher go through the distillation terms (kd finite and falling)."""
+    pytest.importorskip("peft")
+    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
+    from ticktock.train.trainer import TrainConfig
+
+    p = protocol
+    audio = np.random.default_rng(4).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
+
+    def make(seed: int):
+        return build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content",
+                                    max_len=400, teacher_units=8)
+
+    cfg = TrainConfig(steps=30, batch=4, lr=1e-2, warmup=1, workers=1, log_every=1, max_len=400)
+    log = train_side_channel(tmp_path / "run", cfg, SideChannelConfig(placement="after_content", memory_distill=8),
+                             device="cpu", make_example=make, model=random_model(7, p.vocab_size, std=0.1),
+                             tokenizer=p.tokenizer)
+    kd = [r["kd"] for r in log if "kd" in r]
+    assert len(kd) >= 25 and all(np.isfinite(kd)) and max(kd) > 0, kd

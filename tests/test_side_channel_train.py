@@ -362,6 +362,9 @@ def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
     (["--distill-weight", "-1"], "must be non-negative"),
     (["--distill-weight", "3", "--no-distill"], "weighs distillation"),
     (["--full", "--teacher", "somewhere"], "--teacher is for continuing a --full run"),
+    (["--memory-distill", "-4"], "must be non-negative"),
+    (["--memory-distill", "16"], "distils memory examples"),
+    (["--memory-distill", "16", "--long-share", "0.5", "--no-distill"], "distils memory examples"),
 ])
 def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
     """Contradictory or out-of-range options stop before anything is loaded or trained."""

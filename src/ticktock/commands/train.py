@@ -84,6 +84,10 @@ def add_parser(sub) -> None:
                    help="share of the memory examples whose evicted exchanges are laid out anew (those holding a "
                         "fact keep their order; others are dropped or moved), so an answer's place in a session "
                         "cannot be learnt (docs/side-channel.md)")
+    s.add_argument("--memory-distill", type=int, default=0, metavar="T",
+                   help="distil the memory examples' retained units (not a recall answer's) from the base on their "
+                        "last T units whole, no history: ordinary replies in long contexts stay the base's "
+                        "(0: off; docs/side-channel.md)")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -152,6 +156,11 @@ def run_side_channel(args: argparse.Namespace) -> int:
         raise SystemExit(str(err)) from None
     if args.full and args.gate == "segment":
         raise SystemExit("--gate segment needs a LoRA: drop --full")
+    if args.memory_distill < 0:
+        raise SystemExit(f"--memory-distill must be non-negative, got {args.memory_distill}")
+    if args.memory_distill > 0 and (args.no_distill or (args.memory_share == 0 and args.long_share == 0)):
+        raise SystemExit("--memory-distill distils memory examples: give --memory-share or --long-share, "
+                         "without --no-distill")
     if args.long_reuse < 1:
         raise SystemExit(f"--long-reuse must be at least 1, got {args.long_reuse}")
     if args.long_max_len < args.max_len:
@@ -163,7 +172,7 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags,
                            recall_weight=args.recall_weight, distill_weight=args.distill_weight,
                            fact_swap=args.fact_swap,
-                           history_shuffle=args.history_shuffle)
+                           history_shuffle=args.history_shuffle, memory_distill=args.memory_distill)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None,
                        teacher=Path(args.teacher) if args.teacher else None)

@@ -8,8 +8,17 @@ included. Only the retained units are supervised: their native outputs by cross-
 (`memory_labels`; `recall` marks those of a recall answer, for the trainer's `recall` term), their
 transcript tokens and open decisions as usual. Everything older
 is readable only as text, which is what answering a recall question over an evicted
-cache takes. There is no teacher sequence: the base model never saw an evicted cache,
-so it has nothing to distil here.
+cache takes. By default there is no teacher sequence: the base model never saw an evicted
+cache, so it has nothing to distil over one.
+
+With `teacher_units` T > 0 the retained units are distilled after all ("local distillation"): the
+teacher is the base on the last T units whole (the retained ones and those before them, so a
+question that began earlier is heard whole), no segments, no history — what it answers an ordinary
+question with needs nothing older. The retained units' native predictions are paired with its own
+by order, as in `side_channel_data`; a recall answer's units are left out (without the history
+the base cannot know the answer, and the `recall` term teaches it). This holds the side channel's
+ordinary replies in long contexts to the base's, where cross-entropy on the script alone let a
+model trained to read facts back answer ordinary questions with recall answers.
 
 Short training sessions put a dictation a few hundred positions before its recall
 question; in a long session thousands of evicted positions lie between them. Half the
@@ -26,7 +35,7 @@ import numpy as np
 
 from ..cache.policies.acoustic_to_text import ACOUSTIC_KINDS, AcousticToText
 from ..protocol import DuplexProtocol
-from .examples import IGNORE, UnitSpec, window_audio
+from .examples import IGNORE, UnitSpec, window_audio, window_positions
 from .side_channel_data import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_bodies
 
 RETENTION_UNITS = AcousticToText.retention_units  # the policy's default window (5 units)
@@ -72,7 +81,8 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
                          max_gap: int = 200, recall_ends: Sequence[int] = (),
                          recall_share: float = 0.0, end: int | None = None,
                          swap: Callable[..., tuple[list[UnitSpec], list[str]]] | None = None,
-                         shuffle: Callable[..., list[int]] | None = None) -> SideChannelExample:
+                         shuffle: Callable[..., list[int]] | None = None,
+                         teacher_units: int = 0) -> SideChannelExample:
     """The session from its start to a random unit as `a2t` leaves the cache (see the module docstring).
 
     words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz;
@@ -81,7 +91,9 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     swap: `fact_swap.swap_facts`, to rename the window's facts once it is drawn (a renamed word may take
     another token or two: the window can pass `max_len` by that much);
     shuffle: `history_shuffle.shuffled_history`, to lay the evicted units out in another order (each at the
-    logical positions its new place gives it).
+    logical positions its new place gives it);
+    teacher_units: distil the retained units from the base on the last this many units (0: no teacher; see the
+    module docstring).
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
@@ -94,6 +106,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     u1 = end if end is not None else memory_end(full, compact, len(prefix), retention_units, max_len, reply_ends,
                                                 rng, recall_ends, recall_share)
     r0 = max(0, u1 - retention_units)
+    t0 = min(r0, max(0, u1 - teacher_units)) if teacher_units > 0 else r0  # the first unit with audio
     if swap is not None:
         units, words = swap(units, words, r0, u1, rng)
         bodies, keeps = _layout(p, units, words, placement)
@@ -104,6 +117,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
 
     ids, roles, slots, opens, pos = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix), \
         list(range(len(prefix)))
+    unit_of = [-1] * len(prefix)
     segment = [False] * len(prefix)  # transcript words stay segment tokens after their unit's eviction
     answer = [False] * len(prefix)  # a retained recall unit's native output
     nxt = len(prefix) + offset  # the logical position of the next token of the uncompacted session
@@ -118,6 +132,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
             segment += [r == SEGMENT for _, _, r in kept]
             answer += [False] * len(kept)
             roles += [INPUT] * len(kept)
+            unit_of += [k] * len(kept)
             slots += [-1] * len(kept)
             opens += [-1] * len(kept)
         else:
@@ -126,22 +141,44 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
             roles += [INPUT] * len(head) + rl
             segment += [False] * len(head) + [r == SEGMENT for r in rl]
             answer += [False] * len(head) + [units[k].recall and r == NATIVE for r in rl]
-            slots += [-1] + [(k - r0) * e + j for j in range(e)] + [-1] * (len(head) - 1 - e + len(out))
+            unit_of += [k] * (len(head) + len(out))
+            slots += [-1] + [(k - t0) * e + j for j in range(e)] + [-1] * (len(head) - 1 - e + len(out))
             opens += [-1] * len(head) + [int(opened) if i == at else -1 for i in range(len(out))]
             pos += range(nxt, nxt + full[k])
         nxt += full[k]
         if spread and k < r0:
             nxt += rng.randrange(max_gap)
 
-    n = len(ids)
     memory_labels = next_labels(ids, roles, NATIVE)
     recall = (memory_labels != IGNORE) & np.array(answer[1:] + [False])  # the position before each answer token
+    distilled = [k for k in range(r0, u1) if not units[k].recall] if teacher_units > 0 else []
+    labels = np.where(np.isin(np.array(unit_of[1:] + [-1]), distilled), memory_labels, IGNORE)
+    teacher = _teacher(p, prefix, units, bodies, t0, u1, distilled, rng, max_offset)
+    assert (labels != IGNORE).sum() == (teacher[1] != IGNORE).sum(), "student and teacher must share native events"
     return SideChannelExample(
-        np.array(ids), np.full(n, IGNORE, dtype=np.int64), next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
-        np.array(opens), np.array(pos), np.array(slots),
-        np.array(prefix), np.full(len(prefix), IGNORE, dtype=np.int64), np.arange(len(prefix)),
-        np.full(len(prefix), -1), window_audio(audio, r0, u1, chunk), u1 - r0,
+        np.array(ids), labels, next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
+        np.array(opens), np.array(pos), np.array(slots), *teacher, window_audio(audio, t0, u1, chunk), u1 - t0,
         memory_labels=memory_labels, segment=np.array(segment), recall=recall)
+
+
+def _teacher(p: DuplexProtocol, prefix: list[int], units: list[UnitSpec], bodies: list, t0: int, u1: int,
+             distilled: list[int], rng: random.Random, max_offset: int) -> tuple[np.ndarray, ...]:
+    """The base's sequence for local distillation: the prefix, then units [t0, u1) whole without segments;
+    labelled at the native predictions of the `distilled` units only. (ids, labels, positions, audio slots);
+    the prefix alone (nothing to distil) when no unit is distilled."""
+    e = p.audio_per_chunk
+    ids, roles, slots, unit_of = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix)
+    for k in range(t0, u1) if distilled else ():
+        tr, out, rl, _ = bodies[k]
+        native = [t for t, r in zip(out, rl) if r == NATIVE]
+        head = [p.id("unit")] + [p.id("pad")] * e + tr
+        ids += head + native
+        roles += [INPUT] * len(head) + [NATIVE] * len(native)
+        slots += [-1] + [(k - t0) * e + j for j in range(e)] + [-1] * (len(tr) + len(native))
+        unit_of += [k] * (len(head) + len(native))
+    labels = np.where(np.isin(np.array(unit_of[1:] + [-1]), distilled), next_labels(ids, roles, NATIVE), IGNORE)
+    offset = (0 if t0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)) if distilled else 0
+    return np.array(ids), labels, np.array(window_positions(len(prefix), len(ids), offset)), np.array(slots)
 
 
 __all__ = ["RETENTION_UNITS", "build_memory_example", "kept_after_eviction", "memory_end"]

@@ -21,6 +21,9 @@ and the base weights stay frozen. Loss per batch, unit weights as in the paper:
   Among thousands of decisions these few weigh almost nothing in ``dec``, and they are where an
   adapter that reads its own transcripts takes over.
 
+``--memory-distill T`` distils those retained units too, from the base on the last T units whole (no
+history: `memory_data`'s local distillation), except a recall answer's units.
+
 ``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
 fp16, marked merged: `model.adapter.MERGED_FILE`), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
 
@@ -87,6 +90,7 @@ class SideChannelConfig:
     distill_weight: float = 1.0  # weight of kd + dec + turn: holds the base's behaviour against heavy memory terms
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`SideChannelFactory`)
     history_shuffle: float = 0.0  # memory examples whose evicted exchanges are laid out anew (`SideChannelFactory`)
+    memory_distill: int = 0  # memory examples' retained units distilled from the base on this many last units (0: not)
 
 
 # ------------------------------------------------------------------ parameters
@@ -395,14 +399,15 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                       "recall_share": sc.recall_share, "pause_weight": sc.pause_weight, "hold_tags": sc.hold_tags,
                       "recall_weight": sc.recall_weight, "distill_weight": sc.distill_weight,
                       "fact_swap": sc.fact_swap,
-                      "history_shuffle": sc.history_shuffle,
+                      "history_shuffle": sc.history_shuffle, "memory_distill": sc.memory_distill,
                       "full": sc.full, "continued": continued,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
                                                       sc.family_weights, sc.long_share, sc.long_max_len, sc.long_reuse,
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share,
                                                       hold_tags=sc.hold_tags, fact_swap=sc.fact_swap,
-                                                      history_shuffle=sc.history_shuffle)
+                                                      history_shuffle=sc.history_shuffle,
+                                                      memory_distill=sc.memory_distill)
     if base is not None:
         base.to(device)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight,

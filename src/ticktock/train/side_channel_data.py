@@ -190,6 +190,9 @@ class SideChannelFactory:
     `history_shuffle` of the memory examples lay their evicted exchanges out anew (`history_shuffle`): a long
     session cut many times would otherwise teach where its answers lie.
 
+    `memory_distill` T > 0: memory examples distil their retained units (not a recall answer's) from the base on
+    their last T units whole (`memory_data.build_memory_example`'s `teacher_units`).
+
     `hold_tags`: the units marked for the `pause` term (`UnitSpec.pause`) are those the script tags so:
     `pause` (inside a paused request the base keeps listening), and `backchannel` if asked for (the unit
     where a user's "uh-huh" ends while the model speaks: the base keeps speaking).
@@ -208,6 +211,7 @@ class SideChannelFactory:
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs (`UnitSpec.pause`)
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`fact_swap.swap_facts`)
     history_shuffle: float = 0.0  # memory examples whose evicted exchanges are relaid (`history_shuffle`)
+    memory_distill: int = 0  # memory examples distil their retained units from the base on this many units
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
@@ -225,7 +229,8 @@ class SideChannelFactory:
             ex = build_memory_example(self.protocol, *session.rendered, rng, pick_placement(self.placement, rng),
                                       self.long_max_len, max_gap=0,  # the gaps are real here
                                       recall_ends=session.recall_ends, recall_share=self.recall_share,
-                                      swap=self._swap(rng), shuffle=self._shuffle(rng))
+                                      swap=self._swap(rng), shuffle=self._shuffle(rng),
+                                      teacher_units=self.memory_distill)
             return self._distill_only(ex) if session.distill_only else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
         (system, units, words, audio), ends = self._render(script, renderer, seed)
@@ -233,7 +238,7 @@ class SideChannelFactory:
             ex = build_memory_example(self.protocol, system, units, words, audio, rng,
                                       pick_placement(self.placement, rng), self.max_len,
                                       recall_ends=ends, recall_share=self.recall_share, swap=self._swap(rng),
-                                      shuffle=self._shuffle(rng))
+                                      shuffle=self._shuffle(rng), teacher_units=self.memory_distill)
         else:
             ex = build_side_channel_example(self.protocol, system, units, words, audio, rng,
                                             pick_placement(self.placement, rng), self.max_len)
