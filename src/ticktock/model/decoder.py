@@ -64,7 +64,7 @@ class Attention(nn.Module):
         if self.hkv != self.h:
             k = k.repeat_interleave(self.h // self.hkv, dim=1)
             v = v.repeat_interleave(self.h // self.hkv, dim=1)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # mask (T, S) bool, True = attend
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # mask (T, S) or (B, 1, T, S) bool, True = attend
         return self.o_proj(out.transpose(1, 2).reshape(b, t, self.h * self.d))
 
 
@@ -123,7 +123,8 @@ class Decoder(nn.Module):
 
         x: (B, T, D) input embeddings; positions: (B, T) logical positions.
         cache: when given, the T new slots must already be reserved; attention covers all resident slots.
-        new_mask: (T, T) bool among the new tokens (True = attend); default causal.
+        new_mask: (T, T) bool among the new tokens (True = attend), or (B, T, T) one per sequence (training on
+        layouts whose tokens saw different caches: `train.kv_visibility`); default causal.
         gate: (B, T) bool, where a segment-gated adapter acts (`gated_lora`); ignored without one.
         Returns (B, T, D).
         """
@@ -131,7 +132,11 @@ class Decoder(nn.Module):
         if new_mask is None:
             new_mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
         past = cache.length - t if cache is not None else 0
-        mask = torch.cat([torch.ones(t, past, dtype=torch.bool, device=x.device), new_mask.to(x.device)], dim=1)
+        new_mask = new_mask.to(x.device)
+        lead = new_mask.shape[:-2]  # () or (B,)
+        mask = torch.cat([torch.ones(*lead, t, past, dtype=torch.bool, device=x.device), new_mask], dim=-1)
+        if mask.dim() == 3:
+            mask = mask[:, None]  # (B, 1, T, S): the same for every head
         cos, sin = rope_cos_sin(positions, self.cfg.head_dim, self.cfg.rope_theta, x.dtype)
         self.gate_state.value = None if gate is None else gate.to(x.device)
         try:
