@@ -10,8 +10,11 @@ draws), so a model that answers there and not on `long` has learnt its training 
 their facts first (`train.fact_swap`), `--shuffle` lays their evicted exchanges out anew (`train.history_shuffle`); `--seeds S1,S2,...` renders those training seeds instead (a worker's long
 sessions are `SideChannelFactory.render_long` of seed (100 * run seed + worker) * 1_000_003 + long_reuse * j, so a run's
 own sessions can be probed).
+`--runtime-kv`: the window is the session whole up to the answer under the runtime's eviction mask
+(`train.exact_memory`, `train.kv_visibility`): the transcripts keep the keys and values they were written with,
+beside their audio, as in `ticktock memory`'s loop — where the default compacted window recomputes them without it.
 Usage: python scripts/recall_probe.py {long|heldout|quick|full|train-long} [MODEL_DIR] [--show] [--n N] [--swap]
-       [--shuffle] [--seeds S1,S2,...]
+       [--shuffle] [--seeds S1,S2,...] [--runtime-kv]
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from ticktock.runtime import load_runtime
 from ticktock.scenarios.script import UnitTarget
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
+from ticktock.train.exact_memory import build_exact_memory_example
 from ticktock.train.examples import word_units
+from ticktock.train.kv_visibility import visibility
 from ticktock.train.fact_swap import swap_facts
 from ticktock.train.history_shuffle import shuffled_history
 from ticktock.train.memory_data import build_memory_example
@@ -59,8 +64,20 @@ def training_windows(seeds, p):
             yield f"train-long-{seed}", "", (system, units, words, audio), end
 
 
+def runtime_window(p, rendered, end: int):
+    """The exact example ending at `end`, its (T, T) mask, and the predictions of its last recall answer."""
+    ex = build_exact_memory_example(p, *rendered, random.Random(0), "after_content", end=end, max_offset=1)
+    unit_of = np.cumsum(ex.ids == p.id("unit")) - 1
+    marked = np.flatnonzero(ex.recall)
+    answer_units = set(unit_of[marked + 1].tolist())
+    first = end - 1
+    while first - 1 in answer_units:
+        first -= 1
+    return ex, torch.from_numpy(visibility(ex.kv_write, ex.kv_gone)), marked[unit_of[marked + 1] >= first]
+
+
 def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int = 3, swap: bool = False,
-          seeds: list[int] | None = None, shuffle: bool = False) -> dict:
+          seeds: list[int] | None = None, shuffle: bool = False, runtime_kv: bool = False) -> dict:
     torch.set_grad_enabled(False)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     rt = load_runtime(model_dir, dev, side_channel=True)
@@ -71,13 +88,17 @@ def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int =
     right = tokens = tokens_right = 0
     answers = []
     for session, question, rendered, end in windows:
-        ex = build_memory_example(p, *rendered, random.Random(0), "after_content", max_gap=0, max_offset=1,
-                                  end=end, swap=swap_facts if swap else None,
-                                  shuffle=shuffled_history if shuffle else None)
+        if runtime_kv:
+            ex, mask, at = runtime_window(p, rendered, end)
+        else:
+            ex = build_memory_example(p, *rendered, random.Random(0), "after_content", max_gap=0, max_offset=1,
+                                      end=end, swap=swap_facts if swap else None,
+                                      shuffle=shuffled_history if shuffle else None)
+            mask, at = None, np.flatnonzero(ex.recall)  # the answer's outputs (`UnitSpec.recall`)
         emb = audio_embeddings(m, torch.from_numpy(ex.audio.astype(np.float32))[None].to(dev), train=False)
         ids, slots = (torch.from_numpy(a)[None].to(dev) for a in (ex.ids, ex.audio_slot))
-        h = m.lm(embed_inputs(m, ids, slots, emb), torch.from_numpy(ex.positions)[None].to(dev))[0]
-        at = torch.from_numpy(np.flatnonzero(ex.recall)).to(dev)  # the answer's outputs (`UnitSpec.recall`)
+        h = m.lm(embed_inputs(m, ids, slots, emb), torch.from_numpy(ex.positions)[None].to(dev), new_mask=mask)[0]
+        at = torch.from_numpy(at).to(dev)
         want = torch.from_numpy(ex.memory_labels).to(dev)[at]
         got = m.lm.logits(h[at]).argmax(-1)
         ok = bool((got == want).all())
@@ -87,7 +108,8 @@ def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int =
         if show:
             print(f"{session}: {question} | {expected} | {said} | {ok}", flush=True)
     n_q = len(answers)
-    return {"suite": suite, "model": rt.name, "swap": swap, "shuffle": shuffle, "seeds": seeds if suite == "train-long" else None,
+    return {"suite": suite, "model": rt.name, "swap": swap, "shuffle": shuffle, "runtime_kv": runtime_kv,
+            "seeds": seeds if suite == "train-long" else None,
             "questions": n_q, "exact": round(right / max(n_q, 1), 4),
             "token_acc": round(tokens_right / max(tokens, 1), 4), "answers": answers}
 
@@ -97,8 +119,9 @@ if __name__ == "__main__":
     valued = ("--n", "--seeds")
     n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 3
     seeds = [int(s) for s in argv[argv.index("--seeds") + 1].split(",")] if "--seeds" in argv else None
-    args = [a for i, a in enumerate(argv) if a not in ("--show", "--swap", "--shuffle", *valued) and (i == 0 or argv[i - 1] not in valued)]
+    flags = ("--show", "--swap", "--shuffle", "--runtime-kv")
+    args = [a for i, a in enumerate(argv) if a not in (*flags, *valued) and (i == 0 or argv[i - 1] not in valued)]
     if len(args) not in (1, 2):
         raise SystemExit(__doc__)
     print(json.dumps(probe(*args, show="--show" in argv, n=n, swap="--swap" in argv, seeds=seeds,
-                     shuffle="--shuffle" in argv)))
+                     shuffle="--shuffle" in argv, runtime_kv="--runtime-kv" in argv)))

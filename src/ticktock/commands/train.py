@@ -88,6 +88,10 @@ def add_parser(sub) -> None:
                    help="distil the memory examples' retained units (not a recall answer's) from the base on their "
                         "last T units whole, no history: ordinary replies in long contexts stay the base's "
                         "(0: off; docs/side-channel.md)")
+    s.add_argument("--exact-kv", action="store_true",
+                   help="memory examples are the session from its start laid out whole under the runtime's eviction "
+                        "mask (each token sees what a2t had left when it was written; up to --long-max-len tokens; "
+                        "every unit supervised), not a compacted re-encoding (docs/side-channel.md)")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -119,6 +123,9 @@ def run_base(args: argparse.Namespace) -> int:
                word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights),
                reply_weights=parse_reply_weights(args.reply_weights), max_offset=args.max_offset)
     return 0
+
+
+EXACT_LONG_BUFFER = 1024  # exact long memory examples in the replay buffer: ~20 GB of audio at most
 
 
 def _buffer(args: argparse.Namespace) -> int:
@@ -161,6 +168,14 @@ def run_side_channel(args: argparse.Namespace) -> int:
     if args.memory_distill > 0 and (args.no_distill or (args.memory_share == 0 and args.long_share == 0)):
         raise SystemExit("--memory-distill distils memory examples: give --memory-share or --long-share, "
                          "without --no-distill")
+    if args.exact_kv and (args.memory_share == 0 and args.long_share == 0):
+        raise SystemExit("--exact-kv lays out memory examples: give --memory-share or --long-share")
+    if args.exact_kv and (args.fact_swap or args.history_shuffle or args.memory_distill):
+        raise SystemExit("--exact-kv examples hold their audio whole: --fact-swap, --history-shuffle and "
+                         "--memory-distill do not apply to them")
+    if args.exact_kv and args.long_share > 0 and args.buffer > EXACT_LONG_BUFFER:
+        raise SystemExit(f"--exact-kv long examples carry up to 10 minutes of audio (~19 MB each): give --buffer "
+                         f"{EXACT_LONG_BUFFER} or less (got {args.buffer})")
     if args.long_reuse < 1:
         raise SystemExit(f"--long-reuse must be at least 1, got {args.long_reuse}")
     if args.long_max_len < args.max_len:
@@ -172,7 +187,8 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            pause_weight=args.pause_weight, full=args.full, hold_tags=hold_tags,
                            recall_weight=args.recall_weight, distill_weight=args.distill_weight,
                            fact_swap=args.fact_swap,
-                           history_shuffle=args.history_shuffle, memory_distill=args.memory_distill)
+                           history_shuffle=args.history_shuffle, memory_distill=args.memory_distill,
+                           exact_kv=args.exact_kv)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None,
                        teacher=Path(args.teacher) if args.teacher else None)

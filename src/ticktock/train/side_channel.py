@@ -24,6 +24,9 @@ and the base weights stay frozen. Loss per batch, unit weights as in the paper:
 ``--memory-distill T`` distils those retained units too, from the base on the last T units whole (no
 history: `memory_data`'s local distillation), except a recall answer's units.
 
+``--exact-kv`` lays the memory examples out whole under the runtime's eviction mask instead (`exact_memory`,
+`kv_visibility`): the runtime never re-encodes, so the transcripts it reads back were computed beside their audio.
+
 ``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
 fp16, marked merged: `model.adapter.MERGED_FILE`), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
 
@@ -62,6 +65,7 @@ from ..model import DuplexLM, load_model, save_model
 from ..model.adapter import GATE_FILE, is_merged, mark_merged, merge_side_channel
 from ..protocol import DuplexProtocol
 from .examples import IGNORE
+from .kv_visibility import NEVER
 from .side_channel_data import SideChannelExample, SideChannelFactory
 from .trainer import TrainConfig, audio_embeddings, embed_inputs, train
 
@@ -90,6 +94,7 @@ class SideChannelConfig:
     distill_weight: float = 1.0  # weight of kd + dec + turn: holds the base's behaviour against heavy memory terms
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`SideChannelFactory`)
     history_shuffle: float = 0.0  # memory examples whose evicted exchanges are laid out anew (`SideChannelFactory`)
+    exact_kv: bool = False  # memory examples laid out whole under the runtime's eviction mask (`exact_memory`)
     memory_distill: int = 0  # memory examples' retained units distilled from the base on this many last units (0: not)
 
 
@@ -199,9 +204,23 @@ def collate_side_channel(batch: list[SideChannelExample], pad_id: int, device) -
         **{k: pad([getattr(e, k) if getattr(e, k) is not None else np.zeros(len(e.ids), dtype=bool)
                    for e in batch], 0) > 0 for k in ("segment", "pause", "recall")},
     }
+    if any(e.kv_write is not None for e in batch):  # exact memory examples: the runtime's eviction mask
+        out["kv_write"] = pad([e.kv_write if e.kv_write is not None else np.zeros(len(e.ids), dtype=np.int64)
+                               for e in batch], 0)
+        out["kv_gone"] = pad([e.kv_gone if e.kv_gone is not None else np.full(len(e.ids), NEVER) for e in batch], NEVER)
     out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
     out["audio"] = out["audio"].float()
     return out
+
+
+def runtime_mask(b: dict[str, torch.Tensor]) -> torch.Tensor | None:
+    """(B, T, T) bool: causal, and each token of an exact memory example sees only what the runtime's cache held
+    when it was written (`kv_visibility`); None (plain causal) when the batch holds none."""
+    if "kv_write" not in b:
+        return None
+    t = b["kv_write"].shape[1]
+    causal = torch.ones(t, t, dtype=torch.bool, device=b["kv_write"].device).tril()
+    return causal & (b["kv_write"][:, :, None] < b["kv_gone"][:, None, :])
 
 
 # ------------------------------------------------------------------ loss
@@ -238,7 +257,7 @@ class SideChannelLoss:
         p = self.p
         with torch.no_grad():  # the audio encoder is frozen: one encoding serves teacher and student
             emb = audio_embeddings(model, b["audio"], train=True)
-        h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"],
+        h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"], new_mask=runtime_mask(b),
                      gate=b["segment"] if self.gated else None)  # (B, T, D)
         stats: dict[str, torch.Tensor] = {}
         # the side channel: transcript tokens + <|asr_end|>, and the open decisions
@@ -400,6 +419,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                       "recall_weight": sc.recall_weight, "distill_weight": sc.distill_weight,
                       "fact_swap": sc.fact_swap,
                       "history_shuffle": sc.history_shuffle, "memory_distill": sc.memory_distill,
+                      "exact_kv": sc.exact_kv,
                       "full": sc.full, "continued": continued,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
@@ -407,7 +427,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share,
                                                       hold_tags=sc.hold_tags, fact_swap=sc.fact_swap,
                                                       history_shuffle=sc.history_shuffle,
-                                                      memory_distill=sc.memory_distill)
+                                                      memory_distill=sc.memory_distill, exact_kv=sc.exact_kv)
     if base is not None:
         base.to(device)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight,

@@ -46,6 +46,8 @@ class SideChannelExample:
     segment: np.ndarray | None = None  # (T,) bool: a segment token (where a segment-gated adapter acts)
     pause: np.ndarray | None = None  # (T,) bool: where a pause unit's decision is predicted (the `pause` term)
     recall: np.ndarray | None = None  # (T,) bool: where a recall answer's output is predicted (the `recall` term)
+    kv_write: np.ndarray | None = None  # (T,) when the runtime wrote each token (`kv_visibility`; exact examples)
+    kv_gone: np.ndarray | None = None  # (T,) when eviction removed it (`kv_visibility.NEVER`: never)
 
 
 def unit_tokens(protocol: DuplexProtocol, unit: UnitSpec, words: str, placement: str | None) -> tuple[list[int], list[int], int]:
@@ -193,6 +195,10 @@ class SideChannelFactory:
     `memory_distill` T > 0: memory examples distil their retained units (not a recall answer's) from the base on
     their last T units whole (`memory_data.build_memory_example`'s `teacher_units`).
 
+    `exact_kv`: memory examples, long or short, are `exact_memory` examples instead — the session from its start
+    laid out whole (up to `long_max_len` tokens) with the runtime's eviction schedule, every unit supervised; fact
+    swap, history shuffle and local distillation do not apply to them.
+
     `hold_tags`: the units marked for the `pause` term (`UnitSpec.pause`) are those the script tags so:
     `pause` (inside a paused request the base keeps listening), and `backchannel` if asked for (the unit
     where a user's "uh-huh" ends while the model speaks: the base keeps speaking).
@@ -211,11 +217,13 @@ class SideChannelFactory:
     hold_tags: tuple[str, ...] = ("pause",)  # script tags of the units the `pause` term weighs (`UnitSpec.pause`)
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`fact_swap.swap_facts`)
     history_shuffle: float = 0.0  # memory examples whose evicted exchanges are relaid (`history_shuffle`)
+    exact_kv: bool = False  # memory examples laid out whole under the runtime's eviction mask (`exact_memory`)
     memory_distill: int = 0  # memory examples distil their retained units from the base on this many units
 
     def __call__(self, seed: int) -> SideChannelExample:
         from ..scenarios.espeak import EspeakRenderer
         from .base import _WORKER, draw_training_script
+        from .exact_memory import build_exact_memory_example
         from .memory_data import build_memory_example
 
         rng = random.Random(seed)
@@ -226,15 +234,25 @@ class SideChannelFactory:
                 session = _WORKER["long"] = LongSession(*self.render_long(renderer, seed), self.long_reuse,
                                                         self._jitter(seed) is not None)
             session.left -= 1
-            ex = build_memory_example(self.protocol, *session.rendered, rng, pick_placement(self.placement, rng),
-                                      self.long_max_len, max_gap=0,  # the gaps are real here
-                                      recall_ends=session.recall_ends, recall_share=self.recall_share,
-                                      swap=self._swap(rng), shuffle=self._shuffle(rng),
-                                      teacher_units=self.memory_distill)
+            placement = pick_placement(self.placement, rng)
+            if self.exact_kv:
+                ex = build_exact_memory_example(self.protocol, *session.rendered, rng, placement, self.long_max_len,
+                                                recall_ends=session.recall_ends, recall_share=self.recall_share)
+            else:
+                ex = build_memory_example(self.protocol, *session.rendered, rng, placement,
+                                          self.long_max_len, max_gap=0,  # the gaps are real here
+                                          recall_ends=session.recall_ends, recall_share=self.recall_share,
+                                          swap=self._swap(rng), shuffle=self._shuffle(rng),
+                                          teacher_units=self.memory_distill)
             return self._distill_only(ex) if session.distill_only else ex
         script = draw_training_script(rng, self.family_weights)  # training voices only
         (system, units, words, audio), ends = self._render(script, renderer, seed)
-        if rng.random() < self.memory_share:
+        memory = rng.random() < self.memory_share
+        if memory and self.exact_kv:
+            ex = build_exact_memory_example(self.protocol, system, units, words, audio, rng,
+                                            pick_placement(self.placement, rng), self.long_max_len,
+                                            recall_ends=ends, recall_share=self.recall_share)
+        elif memory:
             ex = build_memory_example(self.protocol, system, units, words, audio, rng,
                                       pick_placement(self.placement, rng), self.max_len,
                                       recall_ends=ends, recall_share=self.recall_share, swap=self._swap(rng),
