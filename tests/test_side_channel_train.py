@@ -435,3 +435,26 @@ def test_a_full_run_continues_from_its_own_model_with_the_plain_base_as_teacher(
     with pytest.raises(ValueError, match="already is a side-channel model"):
         train_side_channel(tmp_path / "x", cfg, SideChannelConfig(placement="after_content"),
                            tmp_path / "run" / "model", device="cpu", make_example=make)
+
+
+def test_a_full_run_continues_from_its_decoder_alone(protocol, tmp_path):
+    """`--init` a `--full` run shipped as its decoder alone (`save_decoder_side_channel`): the base (`teacher`)
+    supplies the encoder and tokenizer, the run starts from the shipped decoder as it is."""
+    from ticktock.model import load_model, save_model
+    from ticktock.model.adapter import save_decoder_side_channel
+    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
+    from ticktock.train.trainer import TrainConfig
+
+    p = protocol
+    sc = SideChannelConfig(placement="after_content", full=True)
+    base, _, make = _train_briefly(p, tmp_path / "run", sc, 7, 3e-3)
+    save_model(base, p.tokenizer, tmp_path / "base")
+    dec = save_decoder_side_channel(tmp_path / "run" / "model", tmp_path / "dec")
+    first = load_model(tmp_path / "run" / "model")[0]
+    cfg = TrainConfig(steps=1, batch=4, lr=1e-9, warmup=1, workers=1, log_every=1, max_len=400)
+    train_side_channel(tmp_path / "cont", cfg, sc, dec, device="cpu", make_example=make, teacher=tmp_path / "base")
+    cont = load_model(tmp_path / "cont" / "model")[0]
+    for (name, a), (_, b) in zip(cont.lm.named_parameters(), first.lm.named_parameters()):
+        torch.testing.assert_close(a, b, atol=2e-3, rtol=1e-3, msg=name)
+    for (name, a), (_, b) in zip(cont.audio.named_parameters(), base.audio.named_parameters()):
+        torch.testing.assert_close(a, b.to(a.dtype), atol=2e-3, rtol=1e-3, msg=name)

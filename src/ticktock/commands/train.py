@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
     s = tsub.add_parser("side-channel", help="LoRA-adapt a base model to write a transcription side channel")
     s.add_argument("--out", required=True, help="output folder (model/, adapter/, train_log.jsonl, loss.png, side_channel.json)")
     s.add_argument("--init", default=None, help="the base model directory (default: the shipped ticktock-tiny), or a "
-                   "--full run's model to continue (with --full)")
+                   "--full run's model to continue (with --full), whole or as its decoder alone (save_decoder_side_channel)")
     s.add_argument("--placement", default="after_decision", choices=["after_decision", "after_content", "both"],
                    help="where the segment sits in the training targets")
     s.add_argument("--no-distill", action="store_true", help="transcript cross-entropy only (the ablation)")

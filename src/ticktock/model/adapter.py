@@ -44,6 +44,12 @@ def is_merged(model_dir: str | Path) -> bool:
     return (Path(model_dir) / MERGED_FILE).is_file()
 
 
+def is_decoder_only(folder: str | Path) -> bool:
+    """Is this a whole side channel shipped as its decoder alone (`save_decoder_side_channel`), with no weights of
+    its own for the encoder?"""
+    return (Path(folder) / DECODER_FILE).is_file() and not (Path(folder) / "model.safetensors").is_file()
+
+
 def is_whole(adapter: str | Path) -> bool:
     """Is this side channel a whole model (`ticktock train side-channel --full`: merged weights) rather than a LoRA?"""
     return any((Path(adapter) / f).is_file() for f in ("model.safetensors", DECODER_FILE))

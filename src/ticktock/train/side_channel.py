@@ -43,7 +43,8 @@ outputs are learnt by cross-entropy, since the base has no evicted cache to dist
 ``--full`` trains every decoder weight instead of a LoRA (the audio encoder stays frozen): the
 teacher is then a frozen copy of the base, and OUT/model is the side-channel model whole (no
 adapter/), shipped as merged weights beside the base. ``--init-adapter`` is merged in first. ``--init`` may
-be such a model (marked merged): the run continues it — its two rows as trained — and the teacher is the plain
+be such a model (marked merged), or one shipped as its decoder alone (`model.adapter.save_decoder_side_channel`,
+over the base ``--teacher``): the run continues it — its two rows as trained — and the teacher is the plain
 base ``--teacher`` (default the shipped one), not the model it continues.
 """
 
@@ -62,7 +63,8 @@ import torch
 import torch.nn.functional as F
 
 from ..model import DuplexLM, load_model, save_model
-from ..model.adapter import GATE_FILE, is_merged, mark_merged, merge_side_channel
+from ..model.adapter import (GATE_FILE, is_decoder_only, is_merged, load_whole_side_channel, mark_merged,
+                             merge_side_channel)
 from ..protocol import DuplexProtocol
 from .examples import IGNORE
 from .kv_visibility import NEVER
@@ -362,7 +364,7 @@ def continues_full_run(init: Path | str | None, full: bool, init_adapter: Path |
                        teacher: Path | str | None) -> bool:
     """Does this run continue a `--full` run (`init` is a merged side-channel model)? Raises ValueError for what
     cannot go together: such an init without `full` or with an adapter, a teacher without such an init."""
-    continued = init is not None and is_merged(init)
+    continued = init is not None and (is_merged(init) or is_decoder_only(init))
     if continued and (not full or init_adapter is not None):
         raise ValueError(f"{init} already is a side-channel model: continue it with --full and no --init-adapter "
                          "(a LoRA run continues with --init-adapter)")
@@ -382,7 +384,10 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
 
     t0 = time.time()
     continued = continues_full_run(init, sc.full, init_adapter, teacher)
-    if model is None:
+    if model is None and init is not None and is_decoder_only(init):  # its base supplies the encoder and tokenizer
+        model, tokenizer = load_model(teacher, "cpu", torch.float32)
+        load_whole_side_channel(model, init)
+    elif model is None:
         model, tokenizer = load_model(init, "cpu", torch.float32)
     proto = DuplexProtocol(tokenizer)
     if sc.gate not in ("all", "segment"):
