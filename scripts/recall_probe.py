@@ -19,9 +19,9 @@ Usage: python scripts/recall_probe.py {long|heldout|quick|full|train-long} [MODE
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
-import sys
 
 import numpy as np
 import torch
@@ -115,13 +115,15 @@ def probe(suite: str, model_dir: str | None = None, show: bool = False, n: int =
 
 
 if __name__ == "__main__":
-    argv = sys.argv[1:]
-    valued = ("--n", "--seeds")
-    n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 3
-    seeds = [int(s) for s in argv[argv.index("--seeds") + 1].split(",")] if "--seeds" in argv else None
-    flags = ("--show", "--swap", "--shuffle", "--runtime-kv")
-    args = [a for i, a in enumerate(argv) if a not in (*flags, *valued) and (i == 0 or argv[i - 1] not in valued)]
-    if len(args) not in (1, 2):
-        raise SystemExit(__doc__)
-    print(json.dumps(probe(*args, show="--show" in argv, n=n, swap="--swap" in argv, seeds=seeds,
-                     shuffle="--shuffle" in argv, runtime_kv="--runtime-kv" in argv)))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("suite", choices=["long", "heldout", "quick", "full", "train-long"])
+    ap.add_argument("model", nargs="?", default=None)
+    ap.add_argument("--show", action="store_true")
+    ap.add_argument("--n", type=int, default=3, help="train-long: how many fresh sessions")
+    ap.add_argument("--seeds", type=lambda v: [int(s) for s in v.split(",")], default=None)
+    ap.add_argument("--swap", action="store_true")
+    ap.add_argument("--shuffle", action="store_true")
+    ap.add_argument("--runtime-kv", action="store_true")
+    a = ap.parse_args()
+    print(json.dumps(probe(a.suite, a.model, show=a.show, n=a.n, swap=a.swap, seeds=a.seeds, shuffle=a.shuffle,
+                           runtime_kv=a.runtime_kv)))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every recall probe of a trained model (docs/memory.md, "Recall run V"), each a JSON file in OUT_DIR, and a summary:
 #   long, heldout            the suites' recall questions over the a2t cache, reference transcripts
+#   long-runtime-kv          the same over the session whole under the runtime's eviction mask (as the loop holds it)
 #   train-long               3 fresh long training sessions (seeds no run here draws)
 #   seen, seen-swap(-shuffle) 3 long sessions the run itself trained on late (workers 0-2), as rendered, with facts
 #                            renamed anew, and relaid too: a model that learnt where its sessions' answers lie, not
@@ -28,11 +29,12 @@ PY
 echo "seen sessions: $seen"
 probe() { local name=$1; shift; python3 scripts/recall_probe.py "$@" 2>/dev/null | tail -n1 > "$out/probe-$name.json"; }
 probe long long "$model"
+probe long-runtime-kv long "$model" --runtime-kv
 probe heldout heldout "$model"
 probe train-long train-long "$model" --n 3
 probe seen train-long "$model" --seeds "$seen"
 probe seen-swap train-long "$model" --seeds "$seen" --swap
 probe seen-swap-shuffle train-long "$model" --seeds "$seen" --swap --shuffle
-for name in long heldout train-long seen seen-swap seen-swap-shuffle; do
+for name in long long-runtime-kv heldout train-long seen seen-swap seen-swap-shuffle; do
   python3 -c "import json; d = json.load(open('$out/probe-$name.json')); print(f\"$name: {round(d['exact'] * d['questions'])} of {d['questions']} exact, token acc {d['token_acc']}\")"
 done
