@@ -1,9 +1,10 @@
 """Interpolate two side-channel models of one base, weight by weight: (1 - t) * A + t * B.
 
-Fine-tunes of one base usually lie in one basin, so a point between them can keep some of each: here A is the shipped
-pair (the base with its adapter merged in), B a whole-decoder run (`ticktock train side-channel --full`) that learnt
-recall but drifted from the base's behaviour. Writes a whole side-channel model (marked merged) to OUT.
-Usage: python scripts/interpolate_side_channel.py B_MODEL OUT --t 0.5 [--base src/ticktock/assets/ticktock-tiny]
+Fine-tunes of one base usually lie in one basin, so a point between them can keep some of each: A is the shipped
+pair (the base with its adapter merged in) or, with --start, a whole side-channel model; B a whole-decoder run
+(`ticktock train side-channel --full`) that learnt recall but drifted (from the base's behaviour, or from A's
+transcripts). Writes a whole side-channel model (marked merged) to OUT.
+Usage: python scripts/interpolate_side_channel.py B_MODEL OUT --t 0.5 [--start A_MODEL | --base BASE_DIR]
 """
 
 from __future__ import annotations
@@ -32,15 +33,16 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--t", type=float, required=True, help="0 = the shipped pair, 1 = B")
     ap.add_argument("--base", default=None, help="the base whose shipped side channel is A (default: the shipped base)")
+    ap.add_argument("--start", default=None, help="A as a whole side-channel model instead of the shipped pair")
     args = ap.parse_args()
     if not 0.0 <= args.t <= 1.0:
         raise SystemExit(f"--t must lie in [0, 1], got {args.t}")
-    a = load_runtime(args.base, side_channel=True)
+    a = load_runtime(args.start) if args.start else load_runtime(args.base, side_channel=True)
     b = load_runtime(args.other).model
     a.model.load_state_dict(interpolate(a.model, b, args.t))
     save_model(a.model, a.protocol.tokenizer, Path(args.out))
     mark_merged(args.out, "full")
-    print(f"wrote {args.out}: {1 - args.t:g} x {a.name} + {args.t:g} x {args.other}")
+    print(f"wrote {args.out}: {1 - args.t:g} x {args.start or a.name} + {args.t:g} x {args.other}")
 
 
 if __name__ == "__main__":
