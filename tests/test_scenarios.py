@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -338,3 +339,41 @@ def test_tool_sessions_are_scored_by_call_not_by_spelling() -> None:
     assert not calls_match([flight, timer], [timer, flight])  # order matters
     assert not calls_match([timer], [timer, flight]) and not calls_match([], [])
     assert not calls_match([format_call("set_timer", minutes=6)], [timer])
+
+
+@needs_espeak
+def test_a_damaged_manifest_keeps_its_whole_entries_and_renders_the_rest(tmp_path, monkeypatch, capsys) -> None:
+    from dataclasses import replace
+
+    from ticktock.scenarios import store, suites
+
+    monkeypatch.setitem(suites.SUITES, "pairs", replace(SUITES["pairs"], n=3))
+    folder, entries = store.ensure_suite("pairs", root=tmp_path, progress=False)
+    first = (folder / entries[0]["audio"]).stat().st_mtime_ns
+    lines = (folder / "manifest.jsonl").read_text().splitlines()
+    (folder / "manifest.jsonl").write_text(lines[0] + "\n" + lines[1][:40] + lines[2][:30] + "\n" + lines[2] + "\n")
+    with pytest.raises(suites.DamagedManifest, match="line 2") as err:
+        load_manifest(folder)
+    assert err.value.entries == entries[:1]
+    folder, again = store.ensure_suite("pairs", root=tmp_path, progress=False)
+    assert again == entries and load_manifest(folder) == entries
+    assert (folder / entries[0]["audio"]).stat().st_mtime_ns == first  # the whole entry was kept, not rendered
+    assert "rendering the rest again" in capsys.readouterr().err
+    assert not (folder / "manifest.jsonl.partial").exists()
+
+
+def _render_pairs(root: str) -> list[str]:
+    from ticktock.scenarios import store
+
+    return [e["id"] for e in store.ensure_suite("pairs", root=Path(root), n=3, progress=False)[1]]
+
+
+@needs_espeak
+def test_two_commands_rendering_one_suite_at_once_leave_one_whole_manifest(tmp_path) -> None:
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(2) as pool:
+        ids = pool.map(_render_pairs, [str(tmp_path)] * 2)
+    want = [s.id for s in make_scripts("pairs", 3)]
+    assert ids == [want, want]
+    assert [e["id"] for e in load_manifest(tmp_path / "pairs-3")] == want

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-from .suites import SUITES, load_manifest, make_scripts, write_suite
+from .suites import SUITES, DamagedManifest, load_manifest, make_scripts, write_suite
 
 
 def data_root() -> Path:
@@ -17,17 +21,41 @@ def ensure_suite(suite: str, root: Path | None = None, n: int | None = None, pro
     scripts the generator no longer writes (a cache from an older ticktock). A cache that holds the
     first sessions of a suite grown since (sessions appended) renders only the new ones."""
     folder = (root or data_root()) / (suite if n is None else f"{suite}-{n}")
-    manifest = folder / "manifest.jsonl"
     want = n if n is not None else SUITES[suite].n
     if want is None:
         raise ValueError(f"suite {suite!r} is unbounded: pass n")
-    entries = load_manifest(folder) if manifest.exists() else []
-    if len(entries) > want or is_stale(suite, entries):
-        entries = []
-    if len(entries) < want:
-        write_suite(suite, folder, n=want, progress=progress, start=len(entries))
-        entries = load_manifest(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder / ".lock"):  # two commands started at once render the suite once, one after the other
+        entries = _cached_entries(folder)
+        if len(entries) > want or is_stale(suite, entries):
+            entries = []
+        if len(entries) < want:
+            write_suite(suite, folder, n=want, progress=progress, start=len(entries))
+            entries = load_manifest(folder)
     return folder, entries
+
+
+def _cached_entries(folder: Path) -> list[dict]:
+    """The folder's rendered entries; of a damaged manifest, the whole entries before the damage (the rest is
+    rendered again)."""
+    if not (folder / "manifest.jsonl").exists():
+        return []
+    try:
+        return load_manifest(folder)
+    except DamagedManifest as e:
+        print(f"ticktock: {e}; rendering the rest again", file=sys.stderr)
+        return e.entries
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created if missing) for the block; waits for another holder."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def is_stale(suite: str, entries: list[dict]) -> bool:

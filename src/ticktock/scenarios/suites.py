@@ -129,13 +129,22 @@ def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = 
                 progress: bool = True, seed: int | None = None, workers: int | None = None,
                 start: int = 0) -> Path:
     """Render a suite to `out_dir/audio/<id>.wav` (16 kHz PCM16) and `out_dir/manifest.jsonl`;
-    from `start` on, the manifest is appended to (its first `start` lines are kept)."""
+    from `start` on, the manifest's first `start` entries are kept and the rest rendered.
+
+    The manifest is written beside and moved into place at the end, so a render that is
+    stopped leaves the old manifest whole."""
     s = _suite(suite)
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed, start)]
     workers = workers or (os.cpu_count() or 1)
-    with open(out / "manifest.jsonl", "a" if start else "w") as f, _progress(progress, len(jobs), s.name) as advance:
+    manifest, partial = out / "manifest.jsonl", out / "manifest.jsonl.partial"
+    kept = _whole_entries(manifest)[:start] if start else []
+    if len(kept) < start:
+        raise ValueError(f"{manifest} holds {len(kept)} whole entries; cannot keep the first {start}")
+    with open(partial, "w") as f, _progress(progress, len(jobs), s.name) as advance:
+        for entry in kept:
+            f.write(json.dumps(entry) + "\n")
         if len(jobs) >= POOL_MIN_SESSIONS and workers > 1:
             with Pool(workers) as pool:
                 results = pool.imap(_render_one, jobs, chunksize=4)
@@ -146,7 +155,8 @@ def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = 
             for job in jobs:
                 f.write(json.dumps(_render_one(job)) + "\n")
                 advance()
-    return out / "manifest.jsonl"
+    os.replace(partial, manifest)
+    return manifest
 
 
 class _progress:
@@ -173,12 +183,41 @@ class _progress:
             self.bar.__exit__(*exc)
 
 
+class DamagedManifest(ValueError):
+    """A manifest with a line that is not one JSON entry; `entries` holds the whole ones before it."""
+
+    def __init__(self, path: Path, line: int, entries: list[dict]) -> None:
+        super().__init__(f"{path}: line {line} is not a manifest entry (a render stopped or two at once?); "
+                         f"the {len(entries)} entries before it are whole")
+        self.entries = entries
+
+
+def _whole_entries(manifest: Path) -> list[dict]:
+    try:
+        return load_manifest(manifest)
+    except DamagedManifest as e:
+        return e.entries
+
+
 def load_manifest(path: str | os.PathLike) -> list[dict]:
-    """The entries of `path/manifest.jsonl` (or of a manifest file given directly)."""
+    """The entries of `path/manifest.jsonl` (or of a manifest file given directly).
+
+    Raises DamagedManifest at the first line that is not a JSON object."""
     p = Path(path)
     p = p / "manifest.jsonl" if p.is_dir() else p
+    entries: list[dict] = []
     with open(p) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        for k, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                entry = None
+            if not isinstance(entry, dict):
+                raise DamagedManifest(p, k, entries)
+            entries.append(entry)
+    return entries
 
 
 def load_session(path: str | os.PathLike, entry: dict) -> tuple[Script, np.ndarray]:
