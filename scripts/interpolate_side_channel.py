@@ -3,8 +3,9 @@
 Fine-tunes of one base usually lie in one basin, so a point between them can keep some of each: A is the shipped
 pair (the base with its adapter merged in) or, with --start, a whole side-channel model; B a whole-decoder run
 (`ticktock train side-channel --full`) that learnt recall but drifted (from the base's behaviour, or from A's
-transcripts). Writes a whole side-channel model (marked merged) to OUT.
-Usage: python scripts/interpolate_side_channel.py B_MODEL OUT --t 0.5 [--start A_MODEL | --base BASE_DIR]
+transcripts). Writes a whole side-channel model (marked merged) to OUT. With --keep-rows, B's two `<|asr_*|>` rows
+are A's first: B may then be the plain base (pull A's behaviour back towards it, keeping A's segment tokens).
+Usage: python scripts/interpolate_side_channel.py B_MODEL OUT --t 0.5 [--start A_MODEL | --base BASE_DIR] [--keep-rows]
 """
 
 from __future__ import annotations
@@ -34,11 +35,16 @@ def main() -> None:
     ap.add_argument("--t", type=float, required=True, help="0 = the shipped pair, 1 = B")
     ap.add_argument("--base", default=None, help="the base whose shipped side channel is A (default: the shipped base)")
     ap.add_argument("--start", default=None, help="A as a whole side-channel model instead of the shipped pair")
+    ap.add_argument("--keep-rows", action="store_true", help="B's <|asr_start|>/<|asr_end|> rows are A's")
     args = ap.parse_args()
     if not 0.0 <= args.t <= 1.0:
         raise SystemExit(f"--t must lie in [0, 1], got {args.t}")
     a = load_runtime(args.start) if args.start else load_runtime(args.base, side_channel=True)
     b = load_runtime(args.other).model
+    if args.keep_rows:
+        ids = [a.protocol.id("asr_start"), a.protocol.id("asr_end")]
+        with torch.no_grad():  # tied with the output rows
+            b.lm.model.embed_tokens.weight[ids] = a.model.lm.model.embed_tokens.weight[ids].to(b.lm.model.embed_tokens.weight)
     a.model.load_state_dict(interpolate(a.model, b, args.t))
     save_model(a.model, a.protocol.tokenizer, Path(args.out))
     mark_merged(args.out, "full")

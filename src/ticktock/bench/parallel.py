@@ -33,13 +33,20 @@ class ReplayJob:
 _STATE: dict = {}
 
 
+def prepare_worker() -> None:
+    """Set a fresh worker process up for inference: one torch thread (workers are the parallelism), no autograd."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_grad_enabled(False)
+
+
 def _init(job: ReplayJob, folder: str, counter) -> None:
     import torch
 
     from ..runtime import load_runtime
     from ..session import make_clock
-    torch.set_num_threads(1)
-    torch.set_grad_enabled(False)
+    prepare_worker()
     device = job.device
     if device == "cuda" and torch.cuda.device_count() > 1:  # spread the workers over the GPUs
         with counter.get_lock():

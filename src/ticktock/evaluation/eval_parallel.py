@@ -55,10 +55,9 @@ _STATE: dict = {}
 
 
 def _init(job: EvalJob, folder: str) -> None:
-    import torch
+    from ..bench.parallel import prepare_worker
 
-    torch.set_num_threads(1)
-    torch.set_grad_enabled(False)
+    prepare_worker()
     _STATE.update(job=job, folder=folder, runtimes=job.runtimes())
 
 

@@ -384,8 +384,10 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
 
     t0 = time.time()
     continued = continues_full_run(init, sc.full, init_adapter, teacher)
+    plain_base = None  # the teacher base when it is already in memory
     if model is None and init is not None and is_decoder_only(init):  # its base supplies the encoder and tokenizer
         model, tokenizer = load_model(teacher, "cpu", torch.float32)
+        plain_base = copy.deepcopy(model)
         load_whole_side_channel(model, init)
     elif model is None:
         model, tokenizer = load_model(init, "cpu", torch.float32)
@@ -401,7 +403,8 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
     base, peft_model = None, None
     if sc.full:
         if continued:  # its rows are trained already; the teacher is the plain base it came from
-            base = load_model(teacher, "cpu", torch.float32)[0].eval().requires_grad_(False)
+            base = plain_base if plain_base is not None else load_model(teacher, "cpu", torch.float32)[0]
+            base = base.eval().requires_grad_(False)
         else:
             base = copy.deepcopy(model).eval()  # the frozen teacher, taken before any adapter is merged
             train_rows(model, asr_ids, cfg.seed, only=False)
