@@ -18,10 +18,11 @@ def add_parser(sub) -> None:
 
 
 def run_make(args: argparse.Namespace) -> int:
-    from ..scenarios.store import data_root
+    from ..scenarios.store import data_root, suite_lock
     from ..scenarios.suites import write_suite
 
     out = Path(args.out) if args.out else data_root() / args.suite
-    path = write_suite(args.suite, out, n=args.n, workers=args.workers)
+    with suite_lock(out):  # not while another command renders into the same folder
+        path = write_suite(args.suite, out, n=args.n, workers=args.workers)
     print(f"wrote {path}")
     return 0

@@ -24,8 +24,7 @@ def ensure_suite(suite: str, root: Path | None = None, n: int | None = None, pro
     want = n if n is not None else SUITES[suite].n
     if want is None:
         raise ValueError(f"suite {suite!r} is unbounded: pass n")
-    folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder / ".lock"):  # two commands started at once render the suite once, one after the other
+    with suite_lock(folder):  # two commands started at once render the suite once, one after the other
         entries = _cached_entries(folder)
         if len(entries) > want or is_stale(suite, entries):
             entries = []
@@ -48,9 +47,10 @@ def _cached_entries(folder: Path) -> list[dict]:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (created if missing) for the block; waits for another holder."""
-    with open(path, "a") as f:
+def suite_lock(folder: Path) -> Iterator[None]:
+    """Hold the suite folder's exclusive lock (`folder/.lock`) for the block: one render at a time; waits."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield

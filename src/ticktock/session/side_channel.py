@@ -182,8 +182,7 @@ def decode_slack_segment(session: "DuplexSession", unit: int) -> SlackSegment:
             last, kind = nxt, SlotKind.ASR
         session.pending, session.pending_kinds = [p.id("asr_end")], [int(SlotKind.ASR_MARK)]
         session.history += tokens
-    recs = eng.records[n0:]
-    return SlackSegment(tokens, transcript, forced, len(recs), sum(r.seconds for r in recs))
+    return _slack_segment(eng, n0, tokens, transcript, forced)
 
 
 @torch.no_grad()
@@ -203,5 +202,10 @@ def write_slack_segment(session: "DuplexSession", unit: int, words: str) -> Slac
         eng.forward(segs, unit)
     session.pending, session.pending_kinds = ([tokens[-1]], [int(SlotKind.ASR_MARK)]) if tokens else ([], [])
     session.history += tokens
+    return _slack_segment(eng, n0, tokens, tokens[1:-1], False)
+
+
+def _slack_segment(eng, n0: int, tokens: list[int], transcript: list[int], forced: bool) -> SlackSegment:
+    """The segment, with the forwards the engine recorded since its record `n0` and their time."""
     recs = eng.records[n0:]
-    return SlackSegment(tokens, tokens[1:-1], False, len(recs), sum(r.seconds for r in recs))
+    return SlackSegment(tokens, transcript, forced, len(recs), sum(r.seconds for r in recs))
