@@ -65,7 +65,37 @@ def test_exact_example_supervises_every_unit(protocol):
     assert (ex.labels == IGNORE).all() and (ex.teacher_labels == IGNORE).all()
 
 
-def test_exact_examples_train_beside_plain_ones(protocol, tmp_path):
+def test_distilled_exact_example_learns_recall_answers_and_distils_the_rest(protocol):
+    """`distil`: cross-entropy at the recall answer only; every other unit's native outputs paired, in order, with
+    the base's on the same units laid out natively (tool results in, segments out); pause units marked."""
+    p, e = protocol, protocol.audio_per_chunk
+    units = copy.deepcopy(UNITS)
+    units[2].recall, units[4].pause = True, True
+    audio = np.zeros(16000 * len(units), dtype=np.float32)
+    ex = build_exact_memory_example(p, "hello", units, WORDS, audio, random.Random(0), "after_content",
+                                    end=len(units), distil=True)
+    natives = [[t for t, r in zip(*unit_tokens(p, u, WORDS[k], "after_content")[:2]) if r == NATIVE]
+               for k, u in enumerate(units)]
+    assert ex.memory_labels[ex.memory_labels != IGNORE].tolist() == natives[2] == ex.memory_labels[ex.recall].tolist()
+    rest = [t for k, n in enumerate(natives) if k != 2 for t in n]
+    assert ex.labels[ex.labels != IGNORE].tolist() == rest == ex.teacher_labels[ex.teacher_labels != IGNORE].tolist()
+    native_layout = list(p.prefix_ids("hello"))
+    for k, u in enumerate(units):
+        tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
+        native_layout += [p.id("unit")] + [p.id("pad")] * e + tr + natives[k]
+    assert ex.teacher_ids.tolist() == native_layout
+    assert sorted(ex.teacher_slot[ex.teacher_slot >= 0]) == list(range(len(units) * e))
+    assert np.all(np.diff(ex.teacher_positions) > 0)
+    (at,) = np.nonzero(ex.pause)
+    assert len(at) == 1 and ex.labels[at[0]] == natives[4][0]  # where unit 4's decision is predicted
+    plain = build_exact_memory_example(p, "hello", units, WORDS, audio, random.Random(0), "after_content",
+                                       end=len(units))
+    assert ex.ids.tolist() == plain.ids.tolist() and np.array_equal(ex.kv_gone, plain.kv_gone)
+    assert not plain.pause.any()
+
+
+@pytest.mark.parametrize("distil", [False, True])
+def test_exact_examples_train_beside_plain_ones(protocol, tmp_path, distil):
     """A batch mixing exact and compacted memory examples trains under the runtime mask (finite, falling loss)."""
     pytest.importorskip("peft")
     from ticktock.train.side_channel import SideChannelConfig, collate_side_channel, runtime_mask, train_side_channel
@@ -77,7 +107,8 @@ def test_exact_examples_train_beside_plain_ones(protocol, tmp_path):
     def make(seed: int):
         rng = random.Random(seed)
         if seed % 2:
-            return build_exact_memory_example(p, "hello", UNITS, WORDS, audio, rng, "after_content", max_len=400)
+            return build_exact_memory_example(p, "hello", UNITS, WORDS, audio, rng, "after_content", max_len=400,
+                                              recall_ends=[10], recall_share=0.5, distil=distil)
         return build_memory_example(p, "hello", UNITS, WORDS, audio, rng, "after_content", max_len=400)
 
     whole = build_exact_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(0), "after_content",
@@ -92,6 +123,8 @@ def test_exact_examples_train_beside_plain_ones(protocol, tmp_path):
                              tokenizer=p.tokenizer)
     mem = [r["mem"] for r in log if "mem" in r]
     assert len(mem) >= 55 and all(np.isfinite(mem)) and np.mean(mem[-5:]) < 0.6 * np.mean(mem[:5]), mem
+    if distil:  # the exact examples' units reach the distillation terms
+        assert all(np.isfinite(r["kd"]) for r in log if "kd" in r) and len([r for r in log if "kd" in r]) >= 55
 
 
 def test_factory_lays_memory_examples_out_exactly(shipped_protocol):

@@ -92,6 +92,10 @@ def add_parser(sub) -> None:
                    help="memory examples are the session from its start laid out whole under the runtime's eviction "
                         "mask (each token sees what a2t had left when it was written; up to --long-max-len tokens; "
                         "every unit supervised), not a compacted re-encoding (docs/side-channel.md)")
+    s.add_argument("--exact-distill", action="store_true",
+                   help="with --exact-kv: learn only the recall answers of those examples by cross-entropy and "
+                        "distil every other unit from the base on the same units with all their audio (the base's "
+                        "turn-taking rather than the script's; tried once: worse, docs/side-channel.md)")
     s.add_argument("--gate", default="all", choices=["all", "segment"],
                    help="where the adapter acts: every token (merged) or a segment's tokens only (docs/side-channel.md)")
     s.add_argument("--delay-jitter", type=float, default=0.0, metavar="SECONDS",
@@ -173,6 +177,8 @@ def run_side_channel(args: argparse.Namespace) -> int:
     if args.exact_kv and (args.fact_swap or args.history_shuffle or args.memory_distill):
         raise SystemExit("--exact-kv examples hold their audio whole: --fact-swap, --history-shuffle and "
                          "--memory-distill do not apply to them")
+    if args.exact_distill and (not args.exact_kv or args.no_distill):
+        raise SystemExit("--exact-distill distils --exact-kv examples: give --exact-kv, without --no-distill")
     if args.exact_kv and args.long_share > 0 and args.buffer > EXACT_LONG_BUFFER:
         raise SystemExit(f"--exact-kv long examples carry up to 10 minutes of audio (~19 MB each): give --buffer "
                          f"{EXACT_LONG_BUFFER} or less (got {args.buffer})")
@@ -188,7 +194,7 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            recall_weight=args.recall_weight, distill_weight=args.distill_weight,
                            fact_swap=args.fact_swap,
                            history_shuffle=args.history_shuffle, memory_distill=args.memory_distill,
-                           exact_kv=args.exact_kv)
+                           exact_kv=args.exact_kv, exact_distill=args.exact_distill)
     train_side_channel(Path(args.out), cfg, sc, Path(args.init) if args.init else None, args.device,
                        init_adapter=Path(args.init_adapter) if args.init_adapter else None,
                        teacher=Path(args.teacher) if args.teacher else None)

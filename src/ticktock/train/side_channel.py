@@ -26,6 +26,8 @@ history: `memory_data`'s local distillation), except a recall answer's units.
 
 ``--exact-kv`` lays the memory examples out whole under the runtime's eviction mask instead (`exact_memory`,
 `kv_visibility`): the runtime never re-encodes, so the transcripts it reads back were computed beside their audio.
+``--exact-distill`` then learns only their recall answers by cross-entropy and distils every other unit from the
+base on the same units with all their audio (their pause units under the `pause` term too).
 
 ``--no-distill`` keeps ``ce`` only (the paper's ablation). Output: OUT/model (merged,
 fp16, marked merged: `model.adapter.MERGED_FILE`), OUT/adapter (LoRA + the two rows), train_log.jsonl, loss.png, side_channel.json.
@@ -97,6 +99,7 @@ class SideChannelConfig:
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`SideChannelFactory`)
     history_shuffle: float = 0.0  # memory examples whose evicted exchanges are laid out anew (`SideChannelFactory`)
     exact_kv: bool = False  # memory examples laid out whole under the runtime's eviction mask (`exact_memory`)
+    exact_distill: bool = False  # exact examples distil their non-recall units from the base (`exact_memory`)
     memory_distill: int = 0  # memory examples' retained units distilled from the base on this many last units (0: not)
 
 
@@ -427,7 +430,7 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                       "recall_weight": sc.recall_weight, "distill_weight": sc.distill_weight,
                       "fact_swap": sc.fact_swap,
                       "history_shuffle": sc.history_shuffle, "memory_distill": sc.memory_distill,
-                      "exact_kv": sc.exact_kv,
+                      "exact_kv": sc.exact_kv, "exact_distill": sc.exact_distill,
                       "full": sc.full, "continued": continued,
                       "init_adapter": str(init_adapter) if init_adapter else None}), flush=True)
     make_example = make_example or SideChannelFactory(proto, sc.placement, cfg.max_len, sc.memory_share,
@@ -435,7 +438,8 @@ def train_side_channel(out: Path, cfg: TrainConfig, sc: SideChannelConfig, init:
                                                       delay_jitter=sc.delay_jitter, recall_share=sc.recall_share,
                                                       hold_tags=sc.hold_tags, fact_swap=sc.fact_swap,
                                                       history_shuffle=sc.history_shuffle,
-                                                      memory_distill=sc.memory_distill, exact_kv=sc.exact_kv)
+                                                      memory_distill=sc.memory_distill, exact_kv=sc.exact_kv,
+                                                      exact_distill=sc.exact_distill)
     if base is not None:
         base.to(device)
     loss_fn = SideChannelLoss(proto, peft_model, sc.distill, gated, sc.pause_weight, base, sc.recall_weight,

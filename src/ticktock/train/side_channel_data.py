@@ -197,7 +197,8 @@ class SideChannelFactory:
 
     `exact_kv`: memory examples, long or short, are `exact_memory` examples instead — the session from its start
     laid out whole (up to `long_max_len` tokens) with the runtime's eviction schedule, every unit supervised; fact
-    swap, history shuffle and local distillation do not apply to them.
+    swap, history shuffle and local distillation do not apply to them. `exact_distill`: their non-recall units are
+    distilled from the base on the same units laid out natively (`exact_memory`'s `distil`).
 
     `hold_tags`: the units marked for the `pause` term (`UnitSpec.pause`) are those the script tags so:
     `pause` (inside a paused request the base keeps listening), and `backchannel` if asked for (the unit
@@ -218,6 +219,7 @@ class SideChannelFactory:
     fact_swap: float = 0.0  # memory examples whose evicted facts are renamed (`fact_swap.swap_facts`)
     history_shuffle: float = 0.0  # memory examples whose evicted exchanges are relaid (`history_shuffle`)
     exact_kv: bool = False  # memory examples laid out whole under the runtime's eviction mask (`exact_memory`)
+    exact_distill: bool = False  # exact examples distil their non-recall units from the base
     memory_distill: int = 0  # memory examples distil their retained units from the base on this many units
 
     def __call__(self, seed: int) -> SideChannelExample:
@@ -237,7 +239,8 @@ class SideChannelFactory:
             placement = pick_placement(self.placement, rng)
             if self.exact_kv:
                 ex = build_exact_memory_example(self.protocol, *session.rendered, rng, placement, self.long_max_len,
-                                                recall_ends=session.recall_ends, recall_share=self.recall_share)
+                                                recall_ends=session.recall_ends, recall_share=self.recall_share,
+                                                distil=self.exact_distill)
             else:
                 ex = build_memory_example(self.protocol, *session.rendered, rng, placement,
                                           self.long_max_len, max_gap=0,  # the gaps are real here
@@ -251,7 +254,8 @@ class SideChannelFactory:
         if memory and self.exact_kv:
             ex = build_exact_memory_example(self.protocol, system, units, words, audio, rng,
                                             pick_placement(self.placement, rng), self.long_max_len,
-                                            recall_ends=ends, recall_share=self.recall_share)
+                                            recall_ends=ends, recall_share=self.recall_share,
+                                            distil=self.exact_distill)
         elif memory:
             ex = build_memory_example(self.protocol, system, units, words, audio, rng,
                                       pick_placement(self.placement, rng), self.max_len,
