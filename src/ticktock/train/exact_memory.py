@@ -15,7 +15,8 @@ and history is not relaid (the audio is there and says what it says).
 
 With `distil`, only recall answers are learnt by cross-entropy: every other unit's native outputs are distilled
 from the base on the same units laid out natively (no segments, no eviction: what the base does with all the
-audio it heard), so the student keeps the base's behaviour, its turn-taking included, rather than the script's.
+audio it heard), aiming at the base's turn-taking rather than the script's. Its one run (ED, docs/side-channel.md)
+was worse: minutes into a session the base decides unlike it does on the short sessions the bars measure.
 """
 
 from __future__ import annotations
