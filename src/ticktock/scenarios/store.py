@@ -29,7 +29,7 @@ def ensure_suite(suite: str, root: Path | None = None, n: int | None = None, pro
         if len(entries) > want or is_stale(suite, entries):
             entries = []
         if len(entries) < want:
-            write_suite(suite, folder, n=want, progress=progress, start=len(entries))
+            write_suite(suite, folder, n=want, progress=progress, kept=entries)
             entries = load_manifest(folder)
     return folder, entries
 

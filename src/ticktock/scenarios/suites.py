@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass, field
 from multiprocessing import Pool
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import soundfile as sf
@@ -127,21 +127,19 @@ def _render_one(job: tuple[dict, str, str, int | None]) -> dict:
 
 def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = None,
                 progress: bool = True, seed: int | None = None, workers: int | None = None,
-                start: int = 0) -> Path:
+                kept: Sequence[dict] = ()) -> Path:
     """Render a suite to `out_dir/audio/<id>.wav` (16 kHz PCM16) and `out_dir/manifest.jsonl`;
-    from `start` on, the manifest's first `start` entries are kept and the rest rendered.
+    `kept`: the suite's first sessions, rendered already (their entries are written as they are),
+    so only the sessions after them are rendered.
 
     The manifest is written beside and moved into place at the end, so a render that is
     stopped leaves the old manifest whole."""
     s = _suite(suite)
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
-    jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed, start)]
+    jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed, len(kept))]
     workers = workers or (os.cpu_count() or 1)
     manifest, partial = out / "manifest.jsonl", out / "manifest.jsonl.partial"
-    kept = _whole_entries(manifest)[:start] if start else []
-    if len(kept) < start:
-        raise ValueError(f"{manifest} holds {len(kept)} whole entries; cannot keep the first {start}")
     with open(partial, "w") as f, _progress(progress, len(jobs), s.name) as advance:
         for entry in kept:
             f.write(json.dumps(entry) + "\n")
@@ -190,13 +188,6 @@ class DamagedManifest(ValueError):
         super().__init__(f"{path}: line {line} is not a manifest entry (a render stopped or two at once?); "
                          f"the {len(entries)} entries before it are whole")
         self.entries = entries
-
-
-def _whole_entries(manifest: Path) -> list[dict]:
-    try:
-        return load_manifest(manifest)
-    except DamagedManifest as e:
-        return e.entries
 
 
 def load_manifest(path: str | os.PathLike) -> list[dict]:

@@ -100,7 +100,8 @@ def build_exact_memory_example(protocol: DuplexProtocol, system: str, units: lis
         teacher = (np.array(prefix), np.full(len(prefix), IGNORE, dtype=np.int64), np.arange(len(prefix)),
                    np.full(len(prefix), -1))
     pause = np.zeros(n, dtype=bool)
-    pause[pause_at] = distil  # the `pause` term needs the teacher
+    if distil:  # the `pause` term compares with the teacher
+        pause[pause_at] = True
     return SideChannelExample(
         np.array(ids), labels, next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
         np.array(opens), positions, np.array(slots), *teacher, window_audio(audio, 0, u1, chunk), u1,
