@@ -13,7 +13,7 @@ from rich.table import Table
 
 def add_parser(sub) -> None:
     p = sub.add_parser("eval", help="model quality on a suite: decisions, answers, tool calls, turn-taking")
-    p.add_argument("--suite", default="quick", choices=["quick", "heldout", "full", "pairs"])
+    p.add_argument("--suite", default="quick", choices=["quick", "heldout", "full", "pairs", "takeover"])
     p.add_argument("--n", type=int, default=None, help="only the first N sessions")
     p.add_argument("--families", default=None, metavar="NAME,...",
                    help="only sessions of these task families, e.g. pause_handling (after --n)")
@@ -84,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     for k, v in summary.items():
         if not isinstance(v, (dict, list)):
             table.add_row(k, str(v))
+        elif k.endswith("_ci95") and v:
+            table.add_row(k, f"{v[0]} … {v[1]}")
+    for tag, (base_only, side_only) in summary.get("takeover_discordant", {}).items():
+        table.add_row(escape(f"{tag} takeovers[base only · side channel only]"), f"{base_only} · {side_only}")
     for f, v in summary["decision_acc_by_family"].items():
         table.add_row(escape(f"decision_acc[{f}]"), str(v))  # unescaped, rich reads [family] as markup
     console.print(table)

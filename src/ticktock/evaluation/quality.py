@@ -74,17 +74,25 @@ def _rate(hits: list[bool]) -> float | None:
     return round(sum(hits) / len(hits), 4) if hits else None
 
 
+# A takeover: at a unit with this tag the model decides other than the floor asks (a pause: the user is not done, so
+# listen; a backchannel: the user only acknowledges, so keep speaking).
+TAKEOVER_KEEPS = {"pause": "listen", "backchannel": "speak"}
+
+
+def takeovers(outcome: SessionOutcome, tag: str) -> list[bool]:
+    """One entry per unit of `outcome` tagged `tag` ("pause" or "backchannel"): did the model take over there?"""
+    return [r.decision != TAKEOVER_KEEPS[tag] for r, u in zip(outcome.units, outcome.expected) if tag in u.get("tags", [])]
+
+
 def score(outcomes: list[SessionOutcome]) -> dict:
-    dec, pause, bc, turn, barge, agree, first = [], [], [], [], [], [], []
+    dec, turn, barge, agree, first = [], [], [], [], []
+    pause = [t for o in outcomes for t in takeovers(o, "pause")]
+    bc = [t for o in outcomes for t in takeovers(o, "backchannel")]
     for o in outcomes:
         got = [r.decision for r in o.units]
         for k, (r, u) in enumerate(zip(o.units, o.expected)):
             dec.append(r.decision == u["decision"])
             tags = u.get("tags", [])
-            if "pause" in tags:
-                pause.append(r.decision != "listen")
-            if "backchannel" in tags:
-                bc.append(r.decision != "speak")
             if "turn_end" in tags:
                 turn.append(any(d in ("speak", "tool") for d in got[k : k + 3]))
             if "barge_in" in tags:
@@ -127,8 +135,34 @@ def behaviour_vs_base(base: list[SessionOutcome], other: list[SessionOutcome]) -
     return {"decision_agreement_with_base": _rate(same),
             "pause_takeover_delta_points": delta("pause_takeover"),
             "backchannel_takeover_delta_points": delta("backchannel_takeover"),
+            **{f"{tag}_takeover_delta_ci95": takeover_delta_ci(base, other, tag) for tag in TAKEOVER_KEEPS},
+            "takeover_discordant": {tag: discordant(base, other, tag) for tag in TAKEOVER_KEEPS},
             "base": {k: sb[k] for k in ("decision_acc", "pause_takeover", "backchannel_takeover",
                                         "turn_response_rate", "interruption_stop_rate")}}
+
+
+def discordant(base: list[SessionOutcome], other: list[SessionOutcome], tag: str) -> list[int]:
+    """[units where only the base takes over, units where only `other` does], over the units tagged `tag`: the
+    change in takeover rate is their difference, and a sign test on the two counts says whether it leans one way."""
+    pairs = [(a, b) for ob, o in zip(base, other) for a, b in zip(takeovers(ob, tag), takeovers(o, tag))]
+    return [sum(a and not b for a, b in pairs), sum(b and not a for a, b in pairs)]
+
+
+def takeover_delta_ci(base: list[SessionOutcome], other: list[SessionOutcome], tag: str, draws: int = 2000,
+                      seed: int = 0) -> list[float] | None:
+    """95 % interval of `other`'s takeover rate minus the base's (points), by a paired bootstrap over sessions
+    (units of one session are not independent: one early difference carries on in the closed loop). None when
+    no unit carries `tag`."""
+    n = np.array([len(takeovers(o, tag)) for o in base], dtype=np.float64)
+    if n.sum() == 0:
+        return None
+    hb = np.array([sum(takeovers(o, tag)) for o in base], dtype=np.float64)
+    ho = np.array([sum(takeovers(o, tag)) for o in other], dtype=np.float64)
+    pick = np.random.default_rng(seed).integers(0, len(n), size=(draws, len(n)))  # (draws, sessions)
+    units = np.maximum(n[pick].sum(1), 1)
+    deltas = 100 * (ho[pick].sum(1) - hb[pick].sum(1)) / units
+    lo, hi = np.percentile(deltas, [2.5, 97.5])
+    return [round(float(lo), 2), round(float(hi), 2)]
 
 
 def per_family(outcomes: list[SessionOutcome]) -> dict[str, float]:

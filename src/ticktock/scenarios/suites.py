@@ -62,6 +62,9 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     Suite("full", 796, "heldout", seed=3003, appended=(("tool_pair", 40),)),
     Suite("long", 10, "heldout", seed=4004, families=("long",)),
     Suite("pairs", 40, "heldout", seed=5005, families=("tool_pair",)),
+    # takeover rates over 750 pauses and 418 backchannels: the 51 and 199 pauses
+    # of `heldout` and `full` leave a takeover change uncertain by ±2-5 points
+    Suite("takeover", 600, "heldout", seed=6006, families=("pause_handling", "backchannel")),
     Suite("train", None, "train", seed=0, families=(*FAMILIES, "tool_pair")),
 )}
 
