@@ -23,5 +23,8 @@ NAME = f"sample-{split}-{seed}-{n}-{'-'.join(families)}"
 SUITES[NAME] = Suite(NAME, n, split, seed=seed, families=families)
 
 if __name__ == "__main__":
-    sys.exit(eval_command.run(argparse.Namespace(suite=NAME, n=None, families=None, model=None, device="cpu",
-                                                 side_channel="after_content", base=None, workers=2, json=True)))
+    sub = argparse.ArgumentParser().add_subparsers()
+    eval_command.add_parser(sub)  # `ticktock eval`'s own defaults; its --suite choices know no sample, so set after
+    args = sub.choices["eval"].parse_args(["--side-channel", "after_content", "--workers", "2", "--json"])
+    args.suite = NAME
+    sys.exit(eval_command.run(args))

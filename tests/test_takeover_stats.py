@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ticktock.evaluation.quality import SessionOutcome, behaviour_vs_base, discordant, score, takeover_delta_ci
+from ticktock.evaluation.quality import (SessionOutcome, behaviour_vs_base, discordant, paired_takeovers, score,
+                                         takeover_delta_ci)
 from ticktock.session.result import UnitResult
 
 
@@ -27,9 +28,12 @@ def test_takeovers_count_per_tag_what_the_floor_does_not_ask_for():
 
 
 def test_discordant_units_and_the_delta_agree():
-    base = [session(["speak", "listen", "listen", "speak"], PAUSES), session(["speak", "listen", "speak", "speak"], PAUSES)]
-    other = [session(["listen", "listen", "listen", "speak"], PAUSES), session(["speak", "listen", "listen", "speak"], PAUSES)]
-    assert discordant(base, other, "pause") == [2, 0] and discordant(other, base, "pause") == [0, 2]
+    base = [session(["speak", "listen", "listen", "speak"], PAUSES),
+            session(["speak", "listen", "speak", "speak"], PAUSES)]
+    other = [session(["listen", "listen", "listen", "speak"], PAUSES),
+             session(["speak", "listen", "listen", "speak"], PAUSES)]
+    assert discordant(paired_takeovers(base, other, "pause")) == [2, 0]
+    assert discordant(paired_takeovers(other, base, "pause")) == [0, 2]
     out = behaviour_vs_base(base, other)
     assert out["pause_takeover_delta_points"] == -50.0  # 3 of 4 pauses -> 1 of 4
     assert out["takeover_discordant"] == {"pause": [2, 0], "backchannel": [0, 0]}
@@ -44,11 +48,12 @@ def test_the_interval_narrows_with_more_sessions_and_is_none_without_the_tag():
         other = [session(["listen", "listen", "listen", "speak"], PAUSES) for _ in range(n)]
         return base, other
 
-    small, large = takeover_delta_ci(*pair(8), "pause"), takeover_delta_ci(*pair(200), "pause")
+    small = takeover_delta_ci(paired_takeovers(*pair(8), "pause"))
+    large = takeover_delta_ci(paired_takeovers(*pair(200), "pause"))
     assert large[0] >= small[0] and large[1] - large[0] < small[1] - small[0]
     assert large[0] < -12.5 < large[1]  # the rate of 1 in 8 pauses, within the interval
     plain = [session(["listen"] * 4, [[], [], [], []])]
-    assert takeover_delta_ci(plain, plain, "pause") is None
+    assert takeover_delta_ci(paired_takeovers(plain, plain, "pause")) is None
 
 
 def test_behaviour_vs_base_refuses_other_sessions():

@@ -81,7 +81,8 @@ TAKEOVER_KEEPS = {"pause": "listen", "backchannel": "speak"}
 
 def takeovers(outcome: SessionOutcome, tag: str) -> list[bool]:
     """One entry per unit of `outcome` tagged `tag` ("pause" or "backchannel"): did the model take over there?"""
-    return [r.decision != TAKEOVER_KEEPS[tag] for r, u in zip(outcome.units, outcome.expected) if tag in u.get("tags", [])]
+    keep = TAKEOVER_KEEPS[tag]
+    return [r.decision != keep for r, u in zip(outcome.units, outcome.expected) if tag in u.get("tags", [])]
 
 
 def score(outcomes: list[SessionOutcome]) -> dict:
@@ -132,32 +133,40 @@ def behaviour_vs_base(base: list[SessionOutcome], other: list[SessionOutcome]) -
     def delta(key: str) -> float | None:
         return None if sb[key] is None or so[key] is None else round(100 * (so[key] - sb[key]), 2)
 
+    pairs = {tag: paired_takeovers(base, other, tag) for tag in TAKEOVER_KEEPS}
     return {"decision_agreement_with_base": _rate(same),
             "pause_takeover_delta_points": delta("pause_takeover"),
             "backchannel_takeover_delta_points": delta("backchannel_takeover"),
-            **{f"{tag}_takeover_delta_ci95": takeover_delta_ci(base, other, tag) for tag in TAKEOVER_KEEPS},
-            "takeover_discordant": {tag: discordant(base, other, tag) for tag in TAKEOVER_KEEPS},
+            **{f"{tag}_takeover_delta_ci95": takeover_delta_ci(p) for tag, p in pairs.items()},
+            "takeover_discordant": {tag: discordant(p) for tag, p in pairs.items()},
             "base": {k: sb[k] for k in ("decision_acc", "pause_takeover", "backchannel_takeover",
                                         "turn_response_rate", "interruption_stop_rate")}}
 
 
-def discordant(base: list[SessionOutcome], other: list[SessionOutcome], tag: str) -> list[int]:
-    """[units where only the base takes over, units where only `other` does], over the units tagged `tag`: the
+Paired = list[tuple[list[bool], list[bool]]]  # per session: (the base's takeovers, the other's), unit for unit
+
+
+def paired_takeovers(base: list[SessionOutcome], other: list[SessionOutcome], tag: str) -> Paired:
+    """`Paired` over the units tagged `tag` of the same sessions."""
+    return [(takeovers(ob, tag), takeovers(o, tag)) for ob, o in zip(base, other)]
+
+
+def discordant(pairs: Paired) -> list[int]:
+    """[units where only the base takes over, units where only the other does] (`pairs`: `paired_takeovers`): the
     change in takeover rate is their difference, and a sign test on the two counts says whether it leans one way."""
-    pairs = [(a, b) for ob, o in zip(base, other) for a, b in zip(takeovers(ob, tag), takeovers(o, tag))]
-    return [sum(a and not b for a, b in pairs), sum(b and not a for a, b in pairs)]
+    units = [(a, b) for hb, ho in pairs for a, b in zip(hb, ho)]
+    return [sum(a and not b for a, b in units), sum(b and not a for a, b in units)]
 
 
-def takeover_delta_ci(base: list[SessionOutcome], other: list[SessionOutcome], tag: str, draws: int = 2000,
-                      seed: int = 0) -> list[float] | None:
-    """95 % interval of `other`'s takeover rate minus the base's (points), by a paired bootstrap over sessions
-    (units of one session are not independent: one early difference carries on in the closed loop). None when
-    no unit carries `tag`."""
-    n = np.array([len(takeovers(o, tag)) for o in base], dtype=np.float64)
+def takeover_delta_ci(pairs: Paired, draws: int = 2000, seed: int = 0) -> list[float] | None:
+    """95 % interval of the other's takeover rate minus the base's (points; `pairs`: `paired_takeovers`), by a
+    paired bootstrap over sessions (units of one session are not independent: one early difference carries on in
+    the closed loop). None when no unit carries the tag."""
+    n = np.array([len(hb) for hb, _ in pairs], dtype=np.float64)
     if n.sum() == 0:
         return None
-    hb = np.array([sum(takeovers(o, tag)) for o in base], dtype=np.float64)
-    ho = np.array([sum(takeovers(o, tag)) for o in other], dtype=np.float64)
+    hb = np.array([sum(h) for h, _ in pairs], dtype=np.float64)
+    ho = np.array([sum(h) for _, h in pairs], dtype=np.float64)
     pick = np.random.default_rng(seed).integers(0, len(n), size=(draws, len(n)))  # (draws, sessions)
     units = np.maximum(n[pick].sum(1), 1)
     deltas = 100 * (ho[pick].sum(1) - hb[pick].sum(1)) / units
