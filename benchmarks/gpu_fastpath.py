@@ -32,7 +32,7 @@ import torch
 
 from ticktock.bench.calibrate import DTYPES, binary_tree, device_name, dtype_name, random_model, time_ms
 from ticktock.engine import Engine, Segment
-from ticktock.engine_fast import FastEngine
+from ticktock.engine.fast import FastEngine
 from ticktock.model import preset
 
 TEXT = 4  # SlotKind.TEXT

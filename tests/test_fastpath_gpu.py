@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from ticktock.engine import Engine, Segment
-from ticktock.engine_fast import BUCKETS, FastEngine, length_bucket, query_bucket
+from ticktock.engine.fast import BUCKETS, FastEngine, length_bucket, query_bucket
 from ticktock.model import DuplexLM, preset
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

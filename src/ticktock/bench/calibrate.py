@@ -28,7 +28,7 @@ from torch import nn
 
 from .. import __version__
 from ..engine import Engine, Segment
-from ..engine_fast import FastEngine, query_bucket
+from ..engine.fast import FastEngine, query_bucket
 from ..model import DuplexLM, ModelConfig, preset
 from ..protocol import SlotKind
 

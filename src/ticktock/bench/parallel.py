@@ -28,6 +28,8 @@ class ReplayJob:
     concurrent: int
     side_channel: str | None = None
     max_asr_tokens: int | None = None  # the idle schedule's transcript cap (None: the protocol's own)
+    engine: str = "auto"
+    dtype: str = "float32"
 
 
 _STATE: dict = {}
@@ -53,7 +55,7 @@ def _init(job: ReplayJob, folder: str, counter) -> None:
             k, counter.value = counter.value, counter.value + 1
         device = f"cuda:{k % torch.cuda.device_count()}"
         torch.cuda.set_device(device)
-    rt = load_runtime(job.model, device, side_channel=job.side_channel is not None)
+    rt = load_runtime(job.model, device, getattr(torch, job.dtype), side_channel=job.side_channel is not None)
     if job.max_asr_tokens is not None:
         rt.protocol = dataclasses.replace(rt.protocol, max_asr_tokens=job.max_asr_tokens)
     _STATE.update(job=job, folder=folder, rt=rt, clock=make_clock(job.clock, job.profile, device))
@@ -67,7 +69,7 @@ def _run(task: tuple[int, list[dict]]) -> tuple[int, list[dict]]:
     sessions = list(sessions_from_entries(_STATE["folder"], entries, chunk))
     recs = replay(rt.model, rt.protocol, sessions, job.decoders, _STATE["clock"], temperature=job.temperature,
                   seed=job.seed, concurrent=job.concurrent, first_index=k * job.concurrent,
-                  side_channel=job.side_channel)
+                  side_channel=job.side_channel, engine=job.engine)
     return k, recs
 
 

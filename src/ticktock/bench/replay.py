@@ -14,11 +14,13 @@ decoding they make the same calls anyway, since every decoder is lossless).
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
 from ..session import Clock, DuplexSession, UnitResult
 from .device_timeline import DeviceTimeline, SessionClock
@@ -84,16 +86,25 @@ def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
 def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decoder: str,
               clock: Clock | Callable[[], Clock], tool_results: list[dict[int, str]] | None,
               tool_runner: Callable[[str], str] | None, temperature: float = 0.0,
-              seeds: list[int] | None = None, side_channel: str | None = None,
+              seeds: list[int] | None = None, side_channel: str | None = None, engine: str = "auto",
               ) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
     """Fresh sessions of `group` for one decoder, sharing one device (see `DeviceTimeline`).
 
     With `tool_results` given (one dict per session), inject those; else run the tools.
+    engine: "auto" | "eager" | "fast"; engines are reused from group to group (`borrowed_engine`).
     Returns per session the unit results and the tool results injected (by unit index)."""
+    with ExitStack() as stack:
+        engines = [stack.enter_context(borrowed_engine(model, engine)) for _ in group]
+        return _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner, temperature,
+                          seeds or [0] * len(group), side_channel, engines)
+
+
+def _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner, temperature, seeds,
+               side_channel, engines):
     fresh = clock if callable(clock) and not isinstance(clock, Clock) else (lambda: clock)
-    seeds = seeds or [0] * len(group)
     live = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
-                          system=b.system, side_channel=side_channel) for b, seed in zip(group, seeds)]
+                          system=b.system, side_channel=side_channel, engine=eng)
+            for b, seed, eng in zip(group, seeds, engines)]
     device = DeviceTimeline(protocol.chunk_seconds, clocks=[SessionClock() for _ in group])
     results: list[list[UnitResult]] = [[] for _ in group]
     injected: list[dict[int, str]] = [{} for _ in group]
@@ -135,12 +146,13 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
            clock: Clock | Callable[[], Clock], temperature: float = 0.0, seed: int = 0,
            tool_runner: Callable[[str], str] | None = default_tool_runner,
            progress: Callable[[BenchSession], None] | None = None, concurrent: int = 1,
-           first_index: int = 0, side_channel: str | None = None) -> list[dict]:
+           first_index: int = 0, side_channel: str | None = None, engine: str = "auto") -> list[dict]:
     """Every session × decoder, closed loop; one record per unit (see `UNIT_FIELDS`).
 
     clock: a clock, or a zero-argument factory for a fresh one per session run.
     concurrent: N sessions at a time share one device (consecutive sessions form a group).
     side_channel: transcription segments in every session ("after_decision" / "after_content"; DESIGN §4).
+    engine: "auto" (fast on CUDA, eager elsewhere) | "eager" | "fast".
     Sampling (temperature > 0) seeds session k (k counted from `first_index`) with `seed + k`,
     the same for every decoder.
     """
@@ -154,7 +166,7 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
             tool_results: list[dict[int, str]] | None = None
             for d in decs:
                 results, injected = run_group(model, protocol, group, d, clock, tool_results, tool_runner,
-                                              temperature, seeds, side_channel)
+                                              temperature, seeds, side_channel, engine)
                 if tool_results is None:  # `ar` ran the tools; the others reuse its results
                     tool_results = injected
                 for sess, rs in zip(group, results):

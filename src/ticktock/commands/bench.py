@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .cells import cell as _cell
+from .engine_options import add_engine_options, torch_dtype
 
 DEFAULT_DECODERS = "ar,pld,tr,lookahead,sl"
 
@@ -30,6 +31,7 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="sampling seed base (session k uses seed + k)")
     p.add_argument("--model", default=None)
     p.add_argument("--device", default="cpu")
+    add_engine_options(p)
     p.add_argument("--side-channel", default="off", choices=["off", "after_decision", "after_content"],
                    help="transcription segments in every session (a model trained for them: train side-channel)")
     p.add_argument("--asr-share", type=float, default=0.25,
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     clock = make_clock(args.clock, profile, args.device)
 
     torch.set_grad_enabled(False)
-    rt = load_runtime(args.model, args.device, side_channel=args.side_channel != "off")
+    rt = load_runtime(args.model, args.device, torch_dtype(args.dtype), side_channel=args.side_channel != "off")
     if not rt.trained:
         console.print(f"[yellow]note: {rt.name}; latencies are meaningful, decisions are not")
     folder, entries = ensure_suite(args.suite)
@@ -104,11 +106,11 @@ def run(args: argparse.Namespace) -> int:
                             total=len(entries))
         if args.workers > 1:
             job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
-                            concurrent, side_channel, rt.protocol.max_asr_tokens)
+                            concurrent, side_channel, rt.protocol.max_asr_tokens, args.engine, args.dtype)
             return parallel_replay(job, folder, entries, args.workers, progress=lambda k: bar.advance(task, k))
         return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), decoders, clock,
                       temperature=temperature, seed=args.seed, concurrent=concurrent, side_channel=side_channel,
-                      progress=lambda s: bar.advance(task))
+                      progress=lambda s: bar.advance(task), engine=args.engine)
 
     results: dict[tuple[float, int], tuple[list[dict], dict]] = {}
     with Progress(TextColumn("bench {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

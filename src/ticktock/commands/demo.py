@@ -12,6 +12,7 @@ from rich.table import Table
 from ..audio import load_audio, split_chunks
 from ..runtime import load_runtime
 from ..session import DuplexSession, make_clock
+from .engine_options import add_engine_options, torch_dtype
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples"
 
@@ -24,6 +25,8 @@ def add_parser(sub) -> None:
     p.add_argument("--decoder", default="sl")
     p.add_argument("--clock", default="wall", choices=["wall", "cost"])
     p.add_argument("--calibration", default=None, help="profile for --clock cost")
+    p.add_argument("--device", default="cpu")
+    add_engine_options(p)
     p.add_argument("--json", action="store_true", help="last line: the units as JSON")
     p.set_defaults(func=run)
 
@@ -39,7 +42,7 @@ def _tool_executor():
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
-    rt = load_runtime(args.model)
+    rt = load_runtime(args.model, args.device, torch_dtype(args.dtype))
     if not rt.trained:
         console.print("[bold yellow]No trained model is shipped: running a RANDOM-INIT ticktock-tiny; its output is noise.[/]")
     if args.wav:
@@ -65,7 +68,7 @@ def run_one(console: Console, rt, wav: Path, args: argparse.Namespace) -> list[d
     chunks = split_chunks(load_audio(wav))
     clock = make_clock(args.clock, args.calibration, str(rt.model.device))
     kw = {"system": meta["system"]} if meta.get("system") else {}
-    sess = DuplexSession(rt.model, rt.protocol, args.decoder, clock=clock, **kw)
+    sess = DuplexSession(rt.model, rt.protocol, args.decoder, clock=clock, engine=args.engine, **kw)
     execute = _tool_executor()
     if meta.get("user"):
         console.print(f"[bold]{wav.name}[/] — the user says: " + " / ".join(f"“{u}”" for u in meta["user"]))

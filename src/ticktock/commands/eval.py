@@ -10,6 +10,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, track
 from rich.table import Table
 
+from .engine_options import add_engine_options
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("eval", help="model quality on a suite: decisions, answers, tool calls, turn-taking")
@@ -19,6 +21,7 @@ def add_parser(sub) -> None:
                    help="only sessions of these task families, e.g. pause_handling (after --n)")
     p.add_argument("--model", default=None)
     p.add_argument("--device", default="cpu")
+    add_engine_options(p)
     p.add_argument("--side-channel", default="off", choices=["off", "after_decision", "after_content"],
                    help="run with the transcription side channel (the model's adapter merged in) and also "
                         "report how far its behaviour is from the base model's on the same sessions")
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         console.print("[red]--workers must be a positive integer")
         return 2
     side = None if args.side_channel == "off" else args.side_channel
-    job = EvalJob(args.model, args.base, args.device, side)
+    job = EvalJob(args.model, args.base, args.device, side, args.engine, args.dtype)
     try:
         rt, rt_side = job.runtimes()
     except FileNotFoundError as err:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .cells import cell
+from .engine_options import add_engine_options
 
 DEFAULT_POLICIES = "none,streaming_llm,unit_drop,a2t"
 DEFAULT_BUDGET = 1024
@@ -43,6 +44,7 @@ def add_parser(sub) -> None:
                    help="how each unit is decoded: ar, or sl (drafts in the idle window beside the transcript); "
                         "greedy, so only the time differs")
     p.add_argument("--device", default="cpu")
+    add_engine_options(p)
     p.add_argument("--workers", type=int, default=1,
                    help="worker processes, one (session, policy) run each at a time (for --clock cost: a wall "
                         "clock also times their contention)")
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     torch.set_grad_enabled(False)
     job = MemoryJob(args.model, args.device, args.clock, profile, side, args.asr_share, args.decoder, args.budget,
-                    args.oracle_transcripts)
+                    args.oracle_transcripts, args.engine, args.dtype)
     try:
         rt = job.runtime()
     except FileNotFoundError as err:

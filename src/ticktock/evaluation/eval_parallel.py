@@ -32,23 +32,28 @@ class EvalJob:
     base: str | None  # the base model the side channel's behaviour is compared with (None: `model`)
     device: str
     side_channel: str | None  # None: off
+    engine: str = "auto"
+    dtype: str = "float32"
 
     def runtimes(self):
         """(the base runtime, the side-channel runtime or None)."""
+        import torch
+
         from ..runtime import load_runtime
 
-        rt = load_runtime(self.base or self.model, self.device)
-        return rt, load_runtime(self.model, self.device, side_channel=True) if self.side_channel else None
+        dtype = getattr(torch, self.dtype)
+        rt = load_runtime(self.base or self.model, self.device, dtype)
+        return rt, load_runtime(self.model, self.device, dtype, side_channel=True) if self.side_channel else None
 
     def run(self, rt, rt_side, entry: dict, audio) -> tuple[SessionOutcome, SessionOutcome | None]:
         """(the base's outcome, the side channel's or None) of one session (audio (N,) float32 at 16 kHz)."""
         from .quality import run_session
 
-        base = run_session(rt.model, rt.protocol, entry, audio, tool_result)
+        base = run_session(rt.model, rt.protocol, entry, audio, tool_result, engine=self.engine)
         if rt_side is None:
             return base, None
         return base, run_session(rt_side.model, rt_side.protocol, entry, audio, tool_result,
-                                 side_channel=self.side_channel)
+                                 side_channel=self.side_channel, engine=self.engine)
 
 
 _STATE: dict = {}

@@ -23,6 +23,7 @@ import torch
 from ..bench.replay import split_chunks
 from ..cache.kv import KVCache
 from ..cache.policies import EvictionPolicy
+from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
 from ..session import Clock, DuplexSession, Timeline, UnitResult
 from ..train.examples import word_units
@@ -96,7 +97,7 @@ def _missed(index: int, r: UnitResult, seconds: float, lag: float) -> dict:
 def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, policy: EvictionPolicy,
                        clock: Clock, tool_runner: Callable[[str], str] | None = None,
                        side_channel: str = "off", max_slots: int = 32768, decoder: str = "ar",
-                       oracle: bool = False) -> PolicyRun:
+                       oracle: bool = False, engine: str = "auto") -> PolicyRun:
     """Replay one rendered session (audio (N,) float32 at 16 kHz) under `policy`, closed loop, decoded by
     `decoder` (greedy: every decoder commits `ar`'s tokens, only the time differs).
 
@@ -110,8 +111,14 @@ def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.n
     kwargs = {"side_channel": None if side_channel == "off" else side_channel} if side_channel_supported() else {}
     if oracle:  # the reference words where the side channel's own would go (`DuplexSession` oracle_transcripts)
         kwargs["oracle_transcripts"] = word_units(entry["words"], entry["n_units"], protocol.chunk_seconds)
-    sess = DuplexSession(model, protocol, decoder, clock=clock, system=entry["system"], policy=timed,
-                         max_slots=max_slots, **kwargs)
+    with borrowed_engine(model, engine, max_slots) as eng:
+        sess = DuplexSession(model, protocol, decoder, clock=clock, system=entry["system"], policy=timed,
+                             max_slots=max_slots, engine=eng, **kwargs)
+        return _replay_policy(sess, protocol, entry, audio, timed, clock, tool_runner)
+
+
+def _replay_policy(sess: DuplexSession, protocol: DuplexProtocol, entry: dict, audio: np.ndarray,
+                   timed: TimedPolicy, clock: Clock, tool_runner) -> PolicyRun:
     units: list[UnitResult] = []
     pending: str | None = None
     with torch.no_grad():
@@ -126,7 +133,7 @@ def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.n
     unit_seconds = [r.idle_used + r.post_audio + e for r, e in zip(units, evict)]
     missed = [_missed(t.index, units[t.index], unit_seconds[t.index], t.lag) for t in timeline.units if t.miss]
     return PolicyRun(
-        policy=policy.name, entry=entry, units=units, unit_seconds=unit_seconds,
+        policy=timed.name, entry=entry, units=units, unit_seconds=unit_seconds,
         misses=len(missed), missed=missed,
         peak_slots=sess.engine.cache.peak, final_slots=sess.engine.cache.length,
         transcript=" ".join(r.asr for r in units if r.asr),

@@ -28,13 +28,17 @@ class MemoryJob:
     decoder: str
     budget: int
     oracle: bool = False  # the reference words in place of the side channel's own (`run_policy_session`)
+    engine: str = "auto"
+    dtype: str = "float32"
 
     def runtime(self):
         """The model and protocol the runs use (the idle schedule's transcript cap applied with a side channel)."""
         from ..bench.profiles import scheduled_protocol
         from ..runtime import load_runtime
 
-        rt = load_runtime(self.model, self.device, side_channel=self.side_channel != "off")
+        import torch
+
+        rt = load_runtime(self.model, self.device, getattr(torch, self.dtype), side_channel=self.side_channel != "off")
         if self.side_channel != "off":
             rt.protocol = scheduled_protocol(rt.protocol, self.clock, self.profile, self.device, self.asr_share)
         return rt
@@ -48,7 +52,8 @@ class MemoryJob:
 
         return run_policy_session(rt.model, rt.protocol, entry, audio, make_policy(policy, budget=self.budget),
                                   make_clock(self.clock, self.profile, self.device), default_tool_runner,
-                                  self.side_channel, decoder=self.decoder, oracle=self.oracle)
+                                  self.side_channel, decoder=self.decoder, oracle=self.oracle,
+                                  engine=self.engine)
 
 
 _STATE: dict = {}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
 from ..scenarios import same_call
 from ..session import CostModelClock, DuplexSession, UnitResult
@@ -37,10 +38,15 @@ class SessionOutcome:
 
 
 def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, tool_runner,
-                side_channel: str | None = None) -> SessionOutcome:
+                side_channel: str | None = None, engine: str = "auto") -> SessionOutcome:
     """One scripted session, closed loop; `side_channel` places transcription segments (DESIGN §4)."""
-    sess = DuplexSession(model, protocol, "sl-silence", clock=CostModelClock(_GENEROUS), system=entry["system"],
-                         side_channel=side_channel)
+    with borrowed_engine(model, engine) as eng:
+        sess = DuplexSession(model, protocol, "sl-silence", clock=CostModelClock(_GENEROUS), system=entry["system"],
+                             side_channel=side_channel, engine=eng)
+        return _run_scripted(sess, entry, audio, tool_runner)
+
+
+def _run_scripted(sess: DuplexSession, entry: dict, audio: np.ndarray, tool_runner) -> SessionOutcome:
     chunks = [audio[i * 16000 : (i + 1) * 16000] for i in range(entry["n_units"])]
     results: list[UnitResult] = []
     drafts: list[list[int] | None] = []

@@ -27,7 +27,7 @@ from ..decoding.base import Decoder
 from ..decoding.draft import Draft
 from ..decoding.registry import make_decoder
 from ..decoding.verify import Verdict, verify_greedy, verify_sampling
-from ..engine import Engine, Segment
+from ..engine import EngineChoice, Segment, resolve_engine
 from ..model.duplex import DuplexLM
 from ..protocol import DuplexProtocol, SlotKind
 from .clock import Clock, WallClock
@@ -75,8 +75,11 @@ class DuplexSession:
     def __init__(self, model: DuplexLM, protocol: DuplexProtocol, decoder: Decoder | str = "ar",
                  clock: Clock | None = None, temperature: float = 0.0, seed: int = 0,
                  system: str = DEFAULT_SYSTEM, policy: EvictionPolicy | None = None, max_slots: int = 16384,
-                 side_channel: str | None = None, oracle_transcripts: Sequence[str] | None = None):
-        """side_channel: None/"off", "after_decision" or "after_content" (transcription segments, DESIGN §4).
+                 side_channel: str | None = None, oracle_transcripts: Sequence[str] | None = None,
+                 engine: EngineChoice = "auto"):
+        """engine: "auto" (fast on CUDA, eager elsewhere), "eager", "fast", an `Engine` to reuse (its cache is
+        reset; a benchmark's consecutive sessions share one, so CUDA graphs are captured once) or a factory.
+        side_channel: None/"off", "after_decision" or "after_content" (transcription segments, DESIGN §4).
         oracle_transcripts: per unit, the words its trailing segment holds in place of the model's own ('' for
         none; `after_content` only): recall with perfect transcripts in the runtime's own context."""
         self.model, self.protocol = model, protocol
@@ -86,7 +89,8 @@ class DuplexSession:
         self.oracle = list(oracle_transcripts) if oracle_transcripts is not None else None
         self.decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
         self.clock = clock or WallClock(model.device)
-        self.engine = Engine(model, max_slots, self.clock)
+        self.engine = resolve_engine(engine, model, max_slots)
+        self.engine.clock = self.clock
         self.temperature = temperature
         self.generator = torch.Generator().manual_seed(seed)
         self.policy = policy or NoEviction()

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .cache.kv import KVCache
-from .model.duplex import DuplexLM
-from .model.gated_lora import has_gated_lora, segment_gate
+from ..cache.kv import KVCache
+from ..model.duplex import DuplexLM
+from ..model.gated_lora import has_gated_lora, segment_gate
 
 
 @dataclass

@@ -39,7 +39,9 @@ first fast forward; call `refresh()` after changing the model's weights.
 
 from __future__ import annotations
 
+import functools
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -47,9 +49,9 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from .engine import Engine, Segment, tree_structure
-from .model.decoder import rope_cos_sin
-from .model.duplex import DuplexLM
+from .eager import Engine, Segment, tree_structure
+from ..model.decoder import rope_cos_sin
+from ..model.duplex import DuplexLM
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 MODES = ("auto", "eager", "static", "graph")
@@ -80,6 +82,7 @@ class Kernels:
     silu_mul: Callable[[torch.Tensor], torch.Tensor]  # (T, 2I) -> (T, I)
 
 
+@functools.lru_cache(maxsize=None)  # shared by every engine of a shape: compiled once per process
 def make_kernels(h: int, hkv: int, d: int, eps: float, compiled: bool) -> Kernels:
     """Block stages for h query heads, hkv KV heads of size d. compiled: fuse each with `torch.compile`.
 
@@ -134,6 +137,10 @@ class PackedBlock:
     wg: torch.Tensor
     wu: torch.Tensor
     wd: torch.Tensor
+
+
+# Packed weights per model, shared by all its engines (N sessions on one GPU hold one copy).
+_PACKED: "weakref.WeakKeyDictionary[DuplexLM, list[PackedBlock]]" = weakref.WeakKeyDictionary()
 
 
 class FastEngine(Engine):
@@ -223,7 +230,9 @@ class FastEngine(Engine):
         self._ninf = torch.full((), float("-inf"), dtype=m.dtype, device=dev)
         self._pool = torch.cuda.graph_pool_handle() if cuda else None
         self._cache_ptr = self.cache.k.data_ptr()
-        self.blocks = self._pack()
+        if self.model not in _PACKED:
+            _PACKED[self.model] = self._pack()
+        self.blocks = _PACKED[self.model]
         cfg, eps = m.cfg.decoder, self.blocks[0].eps1
         compiled = (self.uses_graphs and _can_compile(dev)) if self.compile is None else self.compile
         self.kernels = make_kernels(cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim, eps, compiled)
@@ -251,6 +260,7 @@ class FastEngine(Engine):
 
     def refresh(self) -> None:
         """Re-pack the weights and drop captured graphs (after the model's weights changed)."""
+        _PACKED.pop(self.model, None)
         self.graphs.clear()
         self.blocks = None
         self.kernels = None

@@ -1,0 +1,65 @@
+"""Engines kept for reuse: a session takes an idle one and gives it back when it ends.
+
+A `FastEngine` captures its CUDA graphs against its own cache and static buffers, so a
+fresh engine per session would capture them again for every session (seconds on a 7B
+model). Consecutive sessions — a benchmark's, or a server's — therefore reuse engines:
+at most as many exist as sessions ever ran at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..model.duplex import DuplexLM
+from .eager import Engine
+
+
+class EnginePool:
+    """Idle engines of one kind over one model."""
+
+    def __init__(self, model: DuplexLM, kind: str, max_slots: int):
+        self.model, self.kind, self.max_slots = model, kind, max_slots
+        self.idle: list[Engine] = []
+        self.created = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> Engine:
+        """An idle engine (its cache is reset by the session that takes it), or a new one."""
+        from . import make_engine
+
+        with self._lock:
+            if self.idle:
+                return self.idle.pop()
+            self.created += 1
+        return make_engine(self.model, self.kind, self.max_slots)
+
+    def release(self, engine: Engine) -> None:
+        engine.clock = None
+        with self._lock:
+            self.idle.append(engine)
+
+
+_POOLS: "weakref.WeakKeyDictionary[DuplexLM, dict[tuple[str, int], EnginePool]]" = weakref.WeakKeyDictionary()
+
+
+def engine_pool(model: DuplexLM, kind: str = "auto", max_slots: int = 16384) -> EnginePool:
+    """The process-wide pool of `kind` engines over `model` (one per model, kind and cache size)."""
+    pools = _POOLS.setdefault(model, {})
+    key = (kind, max_slots)
+    if key not in pools:
+        pools[key] = EnginePool(model, kind, max_slots)
+    return pools[key]
+
+
+@contextmanager
+def borrowed_engine(model: DuplexLM, kind: str = "auto", max_slots: int = 16384) -> Iterator[Engine]:
+    """An engine from the process-wide pool for the length of a `with` block (one session's life)."""
+    pool = engine_pool(model, kind, max_slots)
+    engine = pool.acquire()
+    try:
+        yield engine
+    finally:
+        pool.release(engine)
