@@ -28,7 +28,7 @@ from .device_timeline import DeviceTimeline, SessionClock
 UNIT_FIELDS = (
     "session", "family", "decoder", "unit", "decision", "expected", "n_tokens", "tokens", "forwards",
     "tokens_per_forward", "latency_ms", "lag_ms", "post_audio_ms", "idle_used_ms", "overflow_ms", "window_ms",
-    "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call", "host_ms",
+    "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call", "host_ms", "margins",
 )
 
 
@@ -80,6 +80,7 @@ def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
         "miss": r.miss, "resident_slots": r.resident_slots, "pool_tokens": r.pool_tokens,
         "runnerup_used": bool(r.runnerup_used), "tool_call": r.tool_call,
         "host_ms": round(getattr(r, "host_seconds", 0.0) * 1000, 3),
+        "margins": [round(m, 4) for m in r.margins],
     }
 
 

@@ -20,6 +20,11 @@ def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="decoder latency on a suite: speedup over AR, #MAT, deadline misses, lag")
     p.add_argument("--suite", default="quick", choices=["quick", "full", "heldout", "long", "pairs"])
     p.add_argument("--n", type=int, default=None, help="only the first N sessions of the suite")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="a stratified sample of N sessions covering every family (seeded by --seed; ids in config.json)")
+    p.add_argument("--part", default=None, metavar="K/M",
+                   help="only the K-th of M slices of the sessions (a long run in resumable pieces; "
+                        "merge the parts with scripts/merge_bench.py)")
     p.add_argument("--sessions", default="1",
                    help="sessions sharing one device at a time; a list (1,2,4) also sweeps it (Fig. 4c)")
     p.add_argument("--decoders", default=DEFAULT_DECODERS,
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.profiles import profile_for_clock, scheduled_protocol
     from ..bench.replay import ordered_decoders, replay, sessions_from_entries
     from ..bench.report import write_results
+    from ..bench.sample import part_of, stratified_sample
     from ..decoding.registry import DECODERS
     from ..runtime import load_runtime
     from ..scenarios.store import ensure_suite
@@ -93,6 +99,14 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[yellow]note: {rt.name}; latencies are meaningful, decisions are not")
     folder, entries = ensure_suite(args.suite)
     entries = entries[: args.n] if args.n else entries
+    if args.sample:
+        entries = stratified_sample(entries, args.sample, args.seed)
+    if args.part:
+        try:
+            entries = part_of(entries, args.part)
+        except ValueError as err:
+            console.print(f"[red]{err}")
+            return 2
     chunk = int(round(rt.protocol.chunk_seconds * 16000))
     chunk_ms = rt.protocol.chunk_seconds * 1000
     side_channel = None if args.side_channel == "off" else args.side_channel
@@ -131,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
               "trained": rt.trained, "profile": profile, "clock": args.clock, "suite": args.suite,
               "temperature": temps[0], "concurrent_sessions": counts[0], "side_channel": args.side_channel,
               "chunk_ms": chunk_ms,
-              "sessions": len(entries), "date": _dt.datetime.now().isoformat(timespec="seconds"),
+              "sessions": len(entries), "session_ids": [e["id"] for e in entries],
+              "engine": args.engine, "dtype": args.dtype, "device": args.device, "date": _dt.datetime.now().isoformat(timespec="seconds"),
               "command": " ".join(sys.argv)}
     write_results(out, config, records, summary, plots=not args.no_plots, sweeps=sweeps)
 

@@ -32,6 +32,7 @@ class UnitResult:
     latency: float = 0.0  # ℓ_t
     lag: float = 0.0  # b_t
     resident_slots: int = 0
+    margins: list[float] = field(default_factory=list)  # per response token: top-2 logit margin where it was chosen
 
     @property
     def sequence(self) -> list[int]:

@@ -71,6 +71,15 @@ class AudioFrontEnd:
         return emb
 
 
+def top2_margins(logits: torch.Tensor, rows: list[int]) -> list[float]:
+    """logits (n + 1, V), the rows committed tokens were chosen at -> top-1 minus top-2 logit per row.
+
+    A near-tie (small margin) is where two numerically different but equivalent forwards (bf16, a
+    batched verification vs a one-token step) may pick different tokens."""
+    top = logits[rows].topk(2, dim=-1).values
+    return (top[:, 0] - top[:, 1]).tolist()
+
+
 class DuplexSession:
     def __init__(self, model: DuplexLM, protocol: DuplexProtocol, decoder: Decoder | str = "ar",
                  clock: Clock | None = None, temperature: float = 0.0, seed: int = 0,
@@ -219,6 +228,7 @@ class DuplexSession:
             replaced = tokens != verdict.tokens[: len(tokens)]
             self.decoder.observe(self.history, draft, logits, Verdict(kept, tokens) if replaced else verdict)
             self._record(res, draft, kept, tokens)
+            res.margins += top2_margins(logits, [0] + [a + 1 for a in kept])
             if in_segment:
                 res.asr_forwards += 1
                 res.asr_seconds += self.engine.records[-1].seconds
