@@ -79,7 +79,7 @@ def test_engine_choice(protocol):
     assert set(ENGINES) == {"auto", "eager", "fast"}
 
 
-@pytest.mark.parametrize("command", ["demo", "eval", "bench", "memory"])
+@pytest.mark.parametrize("command", ["demo", "eval", "bench", "memory", "serve"])
 def test_commands_take_engine(command):
     from ticktock.cli import build_parser
 

@@ -67,10 +67,16 @@ async def recv_until(ws, kind: str, timeout: float = 20.0) -> list[dict]:
             return out
 
 
-def wait_for_close(log_path: str, timeout: float = 20.0) -> list[dict]:
+def log_file(srv: BackgroundServer, ev: dict) -> Path:
+    """The session log of a `session.started`/`session.closed` event: the server names it inside its log dir."""
+    assert Path(ev["log_path"]).name == ev["log_path"], "a server path reached the client"
+    return Path(srv.server.config.log_dir) / ev["log_path"]
+
+
+def wait_for_close(log_path: Path, timeout: float = 20.0) -> list[dict]:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        records = read_log(log_path) if Path(log_path).exists() else []
+        records = read_log(log_path) if log_path.exists() else []
         if records and records[-1]["type"] == "session.closed":
             return records
         time.sleep(0.05)
@@ -97,7 +103,7 @@ def test_streamed_session_equals_offline_session(server, runtime, qa_audio):
     assert all(u["latency_ms"] > 0 and u["post_audio_ms"] > 0 and u["resident_slots"] > 0 for u in units)
     closed = events[-1]
     assert closed["units"] == 16 and closed["reason"] == "stop" and closed["log_path"] == started["log_path"]
-    logged = [r for r in read_log(closed["log_path"]) if r["type"] == "unit"]
+    logged = [r for r in read_log(log_file(server, closed)) if r["type"] == "unit"]
     assert [r["index"] for r in logged] == list(range(16))
 
 
@@ -207,7 +213,7 @@ def test_abrupt_disconnect_mid_unit_loses_nothing(server, qa_audio):
         return started, received
 
     started, received = asyncio.run(run())
-    records = wait_for_close(started["log_path"])
+    records = wait_for_close(log_file(server, started))
     logged = [r["index"] for r in records if r["type"] == "unit"]
     assert logged == list(range(len(logged))) and len(logged) >= len(received) >= 1
     assert records[-1]["reason"] == "disconnect"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from .engine_options import add_engine_options
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("serve", help="serve live full-duplex sessions over WebSocket, with a browser page")
@@ -14,10 +16,16 @@ def add_parser(sub) -> None:
     p.add_argument("--log-dir", default="runs/sessions", help="one JSONL log per session")
     p.add_argument("--model", default=None, help="model directory (default: the shipped ticktock-tiny)")
     p.add_argument("--device", default="cpu")
+    add_engine_options(p)
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--max-slots", type=int, default=8192, help="KV slots per session (a full one ends with "
                                                                   "context_full unless a kv_policy evicts)")
     p.add_argument("--no-tts", action="store_true", help="do not synthesize audio.delta with espeak-ng")
+    p.add_argument("--idle-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="close a session that sends no audio for this long (error idle_timeout); 0: never")
+    p.add_argument("--max-queued-bytes", type=int, default=32 * 1024 * 1024, metavar="BYTES",
+                   help="per client: messages not yet handled + audio not yet decoded; past it a message is "
+                        "dropped with queue_full (default 32 MiB)")
     p.set_defaults(func=run)
 
 
@@ -32,13 +40,16 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     console = Console(stderr=True)
     cfg = ServerConfig(host=args.host, port=args.port, max_sessions=args.max_sessions, log_dir=args.log_dir,
-                       model=args.model, device=args.device, tts=not args.no_tts,
-                       max_slots=args.max_slots)
+                       model=args.model, device=args.device, engine=args.engine, dtype=args.dtype,
+                       tts=not args.no_tts,
+                       max_slots=args.max_slots, idle_timeout=args.idle_timeout,
+                       max_queued_bytes=args.max_queued_bytes)
     server = Server(cfg)
     if not server.runtime.trained:
         console.print("[bold yellow]No trained model is shipped: serving a RANDOM-INIT ticktock-tiny.[/]")
     tts = "espeak-ng" if server.speaker and server.speaker.available else "off"
-    console.print(f"ticktock serve · {server.runtime.name} · max {cfg.max_sessions} sessions · tts {tts} · "
+    console.print(f"ticktock serve · {server.runtime.name} · {cfg.engine} engine · max {cfg.max_sessions} sessions · "
+                  f"tts {tts} · "
                   f"logs in {cfg.log_dir}\n  page:      http://{cfg.host}:{cfg.port}/\n"
                   f"  websocket: ws://{cfg.host}:{cfg.port}/ws", highlight=False)
     try:

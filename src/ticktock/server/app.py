@@ -6,7 +6,9 @@
 Any HTTP GET that is not a WebSocket upgrade is answered from `static/` (`/` is
 the page, `/health` a JSON status). Each WebSocket connection holds at most one
 live session at a time. Nothing a client sends can end the server: every
-failure becomes an `error` event on that connection only.
+failure becomes an `error` event on that connection only, and no client can hold
+more than its share: a session without audio for `idle_timeout` s is closed, and
+a connection's queued bytes are capped (`max_queued_bytes`).
 """
 
 from __future__ import annotations
@@ -19,17 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from ..audio import SAMPLE_RATE
+from ..engine import borrowed_engine
 from ..runtime import Runtime, load_runtime
 from ..session import DuplexSession
 from .draft_gate import live_decoder
 from .live_session import LiveSession
-from .protocol import (INTERNAL, NO_SESSION, SERVER_BUSY, SESSION_ACTIVE, AudioAppend, ProtocolError,
-                       SessionStart, SessionStop, ToolResult, error_event, parse_client)
+from .protocol import (INTERNAL, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend, ProtocolError,
+                       SessionStart, SessionStop, ToolResult, error_event, parse_client, quote)
 from .scheduler import DRAFT, Scheduler, ServerBusy
 from .speech import Speaker
 
@@ -46,14 +50,20 @@ class ServerConfig:
     log_dir: str = "runs/sessions"
     model: str | None = None
     device: str = "cpu"
+    engine: str = "auto"  # auto | eager | fast (engines are pooled: CUDA graphs captured once, not per session)
+    dtype: str = "float32"
     tts: bool = True
     max_slots: int = 8192  # KV slots per session: ≈ 6-10 min of talk on ticktock-tiny without eviction
+    idle_timeout: float = 30.0  # seconds without audio before a session is closed (idle_timeout); 0: never
+    # a client's messages not yet handled + its session's audio not yet decoded: one full-size message and a
+    # full 120 s backlog fit, a client that keeps sending faster than the server takes it in does not
+    max_queued_bytes: int = 32 * 1024 * 1024
 
 
 class Server:
     def __init__(self, config: ServerConfig, runtime: Runtime | None = None):
         self.config = config
-        self.runtime = runtime or load_runtime(config.model, config.device)
+        self.runtime = runtime or load_runtime(config.model, config.device, getattr(torch, config.dtype))
         self.scheduler = Scheduler(config.max_sessions, chunk_seconds=self.runtime.protocol.chunk_seconds)
         self.speaker = Speaker() if config.tts else None
         self.errors = 0  # error events sent, all connections
@@ -82,11 +92,13 @@ class Server:
     def warm_up(self) -> None:
         """A throwaway two-unit session on the device thread, so first-call costs never land in a client's unit."""
         rt = self.runtime
-        sess = DuplexSession(rt.model, rt.protocol, live_decoder("sl"), max_slots=2048)
         chunk = np.zeros(int(round(rt.protocol.chunk_seconds * SAMPLE_RATE)), dtype=np.float32)
-        for _ in range(2):
-            sess.prepare(0.2)
-            sess.step(chunk)
+        # on the pooled engine the first session will take, so its graphs are captured here
+        with borrowed_engine(rt.model, self.config.engine, self.config.max_slots) as engine:
+            sess = DuplexSession(rt.model, rt.protocol, live_decoder("sl"), engine=engine)
+            for _ in range(2):
+                sess.prepare(0.2)
+                sess.step(chunk)
 
     # ------------------------------------------------------------ HTTP
     def http(self, connection: ServerConnection, request: Request) -> Response | None:
@@ -98,7 +110,7 @@ class Server:
         name = "index.html" if path in ("/", "/index.html") else path.removeprefix("/static/")
         file = (STATIC / name).resolve()
         if file.parent != STATIC or not file.is_file():
-            return _respond(connection, 404, f"not found: {path}\n", "text/plain")
+            return _respond(connection, 404, f"not found: {quote(path)}\n", "text/plain")
         kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         return _respond(connection, 200, file.read_text(encoding="utf-8"), kind)
 
@@ -110,12 +122,15 @@ class Server:
     # ------------------------------------------------------------ WebSocket
     async def handle(self, ws: ServerConnection) -> None:
         conn = _Connection(self, ws)
+        reader = asyncio.create_task(conn.read())
         try:
-            async for raw in ws:
-                await conn.receive(raw)
-        except ConnectionClosed:
-            pass
+            while (raw := await conn.inbox.get()) is not None:
+                try:
+                    await conn.receive(raw)
+                finally:
+                    conn.inbox_bytes -= len(raw)
         finally:
+            reader.cancel()
             await conn.drop()
 
 
@@ -126,6 +141,9 @@ class _Connection:
         self.server, self.ws = server, ws
         self.live: LiveSession | None = None
         self.closing: asyncio.Task | None = None
+        # messages are taken off the socket as they come, so what a client has queued is counted (and capped) here
+        self.inbox: asyncio.Queue[str | bytes | None] = asyncio.Queue()
+        self.inbox_bytes = 0
 
     async def send(self, ev: dict) -> None:
         if ev.get("type") == "error":
@@ -134,6 +152,29 @@ class _Connection:
             await self.ws.send(json.dumps(ev))
         except ConnectionClosed:
             pass  # the client left; the session log still has everything
+
+    def queued_bytes(self) -> int:
+        """Messages received and not yet handled (characters of a text frame) + the session's audio not yet decoded."""
+        live = self.live if self.live is not None and not self.live.closed else None
+        return self.inbox_bytes + (live.queued_bytes() if live else 0)
+
+    async def read(self) -> None:
+        """Socket -> inbox; a message that would take the client past `max_queued_bytes` is dropped (queue_full)."""
+        cap = self.server.config.max_queued_bytes
+        try:
+            async for raw in self.ws:
+                queued = self.queued_bytes()
+                if queued + len(raw) > cap:
+                    msg = (f"this message ({len(raw)} bytes) was dropped: {queued} bytes of yours wait to be "
+                           f"handled or decoded and the limit is {cap}; send less at a time")
+                    await self.send(error_event(QUEUE_FULL, msg, self.live.id if self.live else None))
+                    continue
+                self.inbox_bytes += len(raw)
+                self.inbox.put_nowait(raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.inbox.put_nowait(None)  # the client is gone: handle what came, then drop the session
 
     async def receive(self, raw: str | bytes) -> None:
         try:
@@ -150,7 +191,9 @@ class _Connection:
             await self.send(error_event(err.code, str(err), self.live.id if self.live else None))
         except Exception as err:  # a bug must cost one message, not the connection
             log.exception("while handling a client message")
-            await self.send(error_event(INTERNAL, f"{type(err).__name__}: {err}", self.live.id if self.live else None))
+            # no exception text for the client: it may hold server paths or internals; the server log has it
+            await self.send(error_event(INTERNAL, f"the server failed on this message ({type(err).__name__}); "
+                                                  "it is in the server's log", self.live.id if self.live else None))
 
     def active(self, what: str) -> LiveSession:
         self._forget_closed()
@@ -172,7 +215,7 @@ class _Connection:
                                                 "one session at a time (session.stop it first)")
         cfg = self.server.config
         live = LiveSession(msg, self.server.runtime, self.server.scheduler, self.send, cfg.log_dir,
-                           self.server.speaker, cfg.max_slots)
+                           self.server.speaker, cfg.max_slots, cfg.idle_timeout, cfg.engine)
         try:
             self.server.scheduler.admit(live.id)
         except ServerBusy as err:

@@ -11,9 +11,9 @@ import binascii
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE, AudioError
-from ..audio.io import check_sample_rate
-from .protocol import BAD_AUDIO, BAD_SAMPLE_RATE, FRAME_TOO_LONG, AudioAppend, ProtocolError
+from ..audio import SAMPLE_RATE
+from ..audio.io import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
+from .protocol import BAD_AUDIO, BAD_SAMPLE_RATE, FRAME_TOO_LONG, AudioAppend, ProtocolError, quote
 from .resampler import StreamResampler
 
 MAX_FRAME_SECONDS = 10.0
@@ -21,14 +21,7 @@ MAX_FRAME_SECONDS = 10.0
 
 def decode_frame(msg: AudioAppend) -> tuple[np.ndarray, int]:
     """(mono float32 samples (N,), sample rate) of one frame, validated."""
-    rate = msg.sample_rate
-    try:
-        check_sample_rate(rate)
-    except AudioError as err:
-        raise ProtocolError(BAD_SAMPLE_RATE, str(err)) from None
-    if float(rate) != int(rate):
-        raise ProtocolError(BAD_SAMPLE_RATE, f"sample_rate must be a whole number of Hz, got {rate!r}")
-    rate = int(rate)
+    rate = check_rate(msg.sample_rate)
     try:
         raw = base64.b64decode(msg.audio, validate=True)
     except (binascii.Error, ValueError) as err:
@@ -50,6 +43,15 @@ def decode_frame(msg: AudioAppend) -> tuple[np.ndarray, int]:
     if msg.channels > 1:
         x = x.reshape(n, msg.channels).mean(axis=1, dtype=np.float32)
     return x, rate
+
+
+def check_rate(rate: object) -> int:
+    """A frame's `sample_rate` as whole Hz in [8 kHz, 192 kHz]; compared before float(), which 10**400 overflows."""
+    if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+        raise ProtocolError(BAD_SAMPLE_RATE, f"unsupported sample rate {quote(rate)} (supported: 8 kHz to 192 kHz)")
+    if rate != int(rate):
+        raise ProtocolError(BAD_SAMPLE_RATE, f"sample_rate must be a whole number of Hz, got {rate!r}")
+    return int(rate)
 
 
 class AudioIn:
@@ -74,6 +76,10 @@ class AudioIn:
         if len(self.buf) + self.resampler.pending_output() >= self.chunk_samples:
             self._take(self.resampler.pull())
         return self._chunks()
+
+    def held_bytes(self) -> int:
+        """Bytes of audio held and not yet in a chunk: the partial chunk and the input awaiting resampling."""
+        return 4 * (len(self.buf) + (len(self.resampler.buf) if self.resampler else 0))  # float32
 
     def buffered_seconds(self) -> float:
         """Audio received towards the next chunk (seconds at 16 kHz, including samples awaiting resampling)."""

@@ -22,21 +22,24 @@ from typing import Awaitable, Callable
 import numpy as np
 
 from ..audio import SAMPLE_RATE
-from ..cache.policies import EvictionPolicy, make_policy
+from ..cache.policies import POLICIES, EvictionPolicy, make_policy
 from ..decoding.registry import DECODERS
+from ..engine import Engine, engine_pool
 from ..runtime import Runtime
 from ..scenarios.world import run_tool
 from ..session import DEFAULT_SYSTEM, DuplexSession, UnitResult
 from .audio_in import AudioIn
 from .draft_gate import live_decoder
 from .log import SessionLog
-from .protocol import (BACKLOG_FULL, BAD_OPTION, CONTEXT_FULL, INTERNAL, NO_SESSION, TOOL_RESULT_LATE,
-                       UNKNOWN_CALL, AudioAppend, ProtocolError, SessionStart, ToolResult, error_event, event)
+from .protocol import (BACKLOG_FULL, BAD_OPTION, CONTEXT_FULL, IDLE_TIMEOUT, INTERNAL, NO_SESSION,
+                       TOOL_RESULT_LATE, UNKNOWN_CALL, AudioAppend, ProtocolError, SessionStart, ToolResult,
+                       error_event, event, quote)
 from .scheduler import CHUNK, DRAFT, SETUP, Scheduler
 from .speech import Speaker
 
 Send = Callable[[dict], Awaitable[None]]
 _STOP = object()
+_IDLE = object()  # no audio for the idle timeout: the session gives its slot back
 MAX_BACKLOG_CHUNKS = 120  # chunks received but not decoded yet: a client far ahead of real time is slowed down
 
 
@@ -67,7 +70,9 @@ class LiveTimeline:
 
 def validate_options(opts: SessionStart) -> None:
     if opts.decoder not in DECODERS:
-        raise ProtocolError(BAD_OPTION, f"unknown decoder {opts.decoder!r}; known: {', '.join(sorted(DECODERS))}")
+        raise ProtocolError(BAD_OPTION, f"unknown decoder {quote(opts.decoder)}; known: {', '.join(sorted(DECODERS))}")
+    if opts.kv_policy not in POLICIES:
+        raise ProtocolError(BAD_OPTION, f"unknown KV policy {quote(opts.kv_policy)}; known: {', '.join(POLICIES)}")
     try:
         session_policy(opts)
     except (ValueError, TypeError) as err:
@@ -80,12 +85,16 @@ def session_policy(opts: SessionStart) -> EvictionPolicy:
 
 class LiveSession:
     def __init__(self, opts: SessionStart, runtime: Runtime, scheduler: Scheduler, send: Send,
-                 log_dir: str | Path, speaker: Speaker | None = None, max_slots: int = 8192):
+                 log_dir: str | Path, speaker: Speaker | None = None, max_slots: int = 8192,
+                 idle_timeout: float = 0.0, engine: str = "auto"):
         validate_options(opts)
         self.id = uuid.uuid4().hex[:12]
         self.opts, self.runtime, self.scheduler, self.send = opts, runtime, scheduler, send
         self.speaker = speaker if (speaker is not None and speaker.available and opts.tts) else None
         self.max_slots = max_slots
+        self.idle_timeout = idle_timeout  # seconds; 0: never
+        self.engine_kind = engine
+        self.engine: Engine | None = None  # taken from the model's pool on open, given back on close
         self.chunk_seconds = runtime.protocol.chunk_seconds
         self.audio = AudioIn(int(round(self.chunk_seconds * SAMPLE_RATE)))
         self.log_path = Path(log_dir) / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.id}.jsonl"
@@ -97,7 +106,7 @@ class LiveSession:
         self.units = 0
         self.stopping = self.aborted = self.closed = False
         self.expected_arrival = time.monotonic() + self.chunk_seconds
-        self.t0 = time.monotonic()
+        self.t0 = self.last_audio = time.monotonic()  # last_audio: audio arrived, or a unit decoded some
         self._task: asyncio.Task | None = None
         self._side: set[asyncio.Task] = set()  # speech synthesis in flight
         self.close_reason = "stop"
@@ -108,16 +117,23 @@ class LiveSession:
         o = self.opts
         system = o.system if o.system is not None else DEFAULT_SYSTEM
         rt = self.runtime
-        self.session = await self.scheduler.run(lambda: DuplexSession(
-            rt.model, rt.protocol, live_decoder(o.decoder), temperature=o.temperature, seed=o.seed, system=system,
-            policy=session_policy(o), max_slots=self.max_slots), SETUP)
+        self.engines = engine_pool(rt.model, self.engine_kind, self.max_slots)
+        self.engine = self.engines.acquire()
+        try:
+            self.session = await self.scheduler.run(lambda: DuplexSession(
+                rt.model, rt.protocol, live_decoder(o.decoder), temperature=o.temperature, seed=o.seed,
+                system=system, policy=session_policy(o), max_slots=self.max_slots, engine=self.engine), SETUP)
+        except BaseException:
+            self.engines.release(self.engine)
+            self.engine = None
+            raise
         self.log = SessionLog(self.log_path)
         started = event("session.started", session_id=self.id, model=rt.name, decoder=o.decoder,
                         temperature=o.temperature, kv_policy=o.kv_policy, kv_budget=o.kv_budget, system=system,
                         auto_tools=o.auto_tools, tts=self.speaker is not None, chunk_seconds=self.chunk_seconds,
-                        sample_rate=SAMPLE_RATE, log_path=str(self.log_path))
+                        sample_rate=SAMPLE_RATE, log_path=self.log_path.name)
         self.log.write({**started, "options": asdict(o)})
-        self.t0 = self.expected_arrival = time.monotonic()
+        self.t0 = self.expected_arrival = self.last_audio = time.monotonic()
         self.expected_arrival += self.chunk_seconds
         self._task = asyncio.create_task(self._units())
         return started
@@ -130,11 +146,15 @@ class LiveSession:
             raise ProtocolError(BACKLOG_FULL, f"{waiting:.0f} s of this session's audio are waiting to be decoded; "
                                               "this frame was dropped: send audio in real time")
         chunks = self.audio.push(msg)
-        now = time.monotonic()
+        now = self.last_audio = time.monotonic()
         for c in chunks:
             self.queue.put_nowait((c, now))
         # when the next chunk will be complete if the client streams in real time: the drafting deadline
         self.expected_arrival = now + max(0.0, self.chunk_seconds - self.audio.buffered_seconds())
+
+    def queued_bytes(self) -> int:
+        """The session's audio received but not decoded yet, as held here (float32 at 16 kHz, plus resampler input)."""
+        return 4 * self.queue.qsize() * self.audio.chunk_samples + self.audio.held_bytes()
 
     def stop(self) -> asyncio.Task:
         """End of audio: the partial last chunk is zero-padded and decoded; returns the task that closes the session."""
@@ -164,7 +184,7 @@ class LiveSession:
         else:
             matches = [c for c in self.calls if c.call_id == msg.call_id]
             if not matches:
-                raise ProtocolError(UNKNOWN_CALL, f"no tool call with call_id {msg.call_id!r}")
+                raise ProtocolError(UNKNOWN_CALL, f"no tool call with call_id {quote(msg.call_id)}")
             call = matches[0]
         if call.delivered_by is not None:
             raise ProtocolError(TOOL_RESULT_LATE, f"{call.call_id} was already answered ({call.delivered_by}) before "
@@ -211,9 +231,10 @@ class LiveSession:
             await self._loop()
         except Exception as err:  # a model failure ends this session, never the server
             self.close_reason = "error"
-            msg = f"the session failed at unit {self.units}: {type(err).__name__}: {err}"
-            self.log.write(error_event(INTERNAL, msg))
-            await self.send(error_event(INTERNAL, msg, self.id))
+            self.log.write(error_event(INTERNAL, f"the session failed at unit {self.units}: {type(err).__name__}: {err}"))
+            # the client gets no exception text: it may hold server paths; the log has it
+            await self.send(error_event(INTERNAL, f"the session failed at unit {self.units} ({type(err).__name__}); "
+                                                  "the server's session log has the details", self.id))
         finally:
             await self._close()
 
@@ -223,10 +244,17 @@ class LiveSession:
             if self.queue.empty() and not self.stopping:
                 draft = asyncio.ensure_future(self.scheduler.run(self._prepare, DRAFT))
                 draft.add_done_callback(_swallow)
-            item = await self.queue.get()
+            item = await self._next()
             if draft is not None:
                 draft.cancel()  # not started yet: dropped; running: it finishes before the chunk job anyway
             if item is _STOP or self.aborted:
+                return
+            if item is _IDLE:
+                self.close_reason = "idle_timeout"
+                msg = (f"no audio for {self.idle_timeout:g} s: the session was closed to free its slot "
+                       "(stream audio continuously, silence included, or start a new session)")
+                self.log.write(error_event(IDLE_TIMEOUT, msg))
+                await self.send(error_event(IDLE_TIMEOUT, msg, self.id))
                 return
             chunk, arrival = item
             tool_result = await self._next_tool_result()
@@ -241,6 +269,18 @@ class LiveSession:
             latency, lag = self.timeline.add(arrival, time.monotonic())
             await self._emit(res, arrival, latency, lag, tool_result)
 
+    async def _next(self) -> object:
+        """The next queued chunk or _STOP; _IDLE once no audio has come for `idle_timeout` s with none waiting."""
+        while self.idle_timeout > 0 and self.queue.empty():
+            left = self.last_audio + self.idle_timeout - time.monotonic()
+            if left <= 0:
+                return _IDLE
+            try:
+                return await asyncio.wait_for(self.queue.get(), left)  # a cancelled get leaves the queue as it was
+            except asyncio.TimeoutError:
+                pass  # audio may have come without completing a chunk: look at last_audio again
+        return await self.queue.get()
+
     def _cache_nearly_full(self, tool_result: str | None) -> bool:
         """True when the next unit might not fit: its audio, the tool result, a whole response and room to draft."""
         p = self.runtime.protocol
@@ -251,6 +291,7 @@ class LiveSession:
         unit = unit_event(self.id, res, arrival - self.t0, latency, lag, tool_result)
         self.log.write(unit)  # logged before it is sent: a disconnect loses nothing computed
         self.units += 1
+        self.last_audio = time.monotonic()  # the idle clock starts once the backlog is decoded
         await self.send(unit)
         if res.tool_call:
             call = PendingCall(f"call_{res.index}", res.tool_call, res.index)
@@ -273,12 +314,15 @@ class LiveSession:
         self.stopping = True  # whatever ended the loop (stop, disconnect, error), no more audio is taken
         if self._side:
             await asyncio.gather(*self._side, return_exceptions=True)
-        closed = event("session.closed", session_id=self.id, units=self.units, log_path=str(self.log_path),
+        closed = event("session.closed", session_id=self.id, units=self.units, log_path=self.log_path.name,
                        reason=self.close_reason)
         if self.log is not None:
             self.log.write(closed)
             self.log.close()
         self.scheduler.release(self.id)
+        if self.engine is not None:
+            self.engines.release(self.engine)
+            self.engine = None
         self.closed = True
         await self.send(closed)
 

@@ -90,7 +90,7 @@ async def run_clients(url: str, signals: list[np.ndarray], decoder: str, timeout
     return await asyncio.gather(*(one(i, x) for i, x in enumerate(signals)))
 
 
-def check_run(runs: list[list[dict]], expected_units: int) -> dict:
+def check_run(runs: list[list[dict]], expected_units: int, log_dir: Path) -> dict:
     """Errors, completeness of events and logs, and the per-unit figures of one decoder's run."""
     units, errors, logged_ok, closed_ok = [], [], 0, 0
     for events in runs:
@@ -100,8 +100,9 @@ def check_run(runs: list[list[dict]], expected_units: int) -> dict:
         closed = next((e for e in events if e["type"] == "session.closed"), None)
         if closed and closed["units"] == expected_units == len(mine):
             closed_ok += 1
-        if closed and Path(closed["log_path"]).exists():
-            logged = [r["index"] for r in read_log(closed["log_path"]) if r["type"] == "unit"]
+        log = log_dir / closed["log_path"] if closed else None  # the server sends the name inside its --log-dir
+        if log is not None and log.exists():
+            logged = [r["index"] for r in read_log(log) if r["type"] == "unit"]
             logged_ok += logged == list(range(expected_units))
     return {"sessions": len(runs), "sessions_complete": closed_ok, "sessions_fully_logged": logged_ok,
             "units": len(units), "errors": len(errors), "error_codes": sorted({e["code"] for e in errors}),
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             runs = asyncio.run(run_clients(f"ws://127.0.0.1:{port}", signals, decoder, timeout=args.seconds + 120))
             wall = time.monotonic() - t0
             after = health(port)["device"]
-            results[decoder] = check_run(runs, int(round(args.seconds)))
+            results[decoder] = check_run(runs, int(round(args.seconds)), out)
             results[decoder]["device_utilization"] = round((after["busy_s"] - before["busy_s"]) / wall, 3)
             results[decoder]["wall_s"] = round(wall, 1)
         server = health(port)

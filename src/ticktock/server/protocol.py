@@ -8,7 +8,6 @@ session and the connection survive). docs/protocol.md is the reference.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,11 +27,17 @@ UNKNOWN_CALL = "unknown_call"
 TOOL_RESULT_LATE = "tool_result_late"
 CONTEXT_FULL = "context_full"
 BACKLOG_FULL = "backlog_full"
+QUEUE_FULL = "queue_full"
+IDLE_TIMEOUT = "idle_timeout"
 INTERNAL = "internal"
 
 AUDIO_FORMATS = ("pcm16", "float32")
 MAX_SYSTEM_CHARS = 2000
 MAX_TOOL_RESULT_CHARS = 2000
+MAX_SEED = 2**63 - 1  # what torch.Generator.manual_seed takes without overflowing
+MAX_COUNT = 2**31 - 1  # any slot count beyond this is a mistake, not a budget
+MAX_QUOTE_CHARS = 64  # client text quoted in an error: a 15 MiB string is not echoed back
+MAX_ERROR_CHARS = 500  # a last guard on any error message's length
 
 
 class ProtocolError(Exception):
@@ -96,29 +101,34 @@ def _names(kind: type | tuple[type, ...]) -> str:
     return " or ".join({str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(k, k.__name__) for k in kinds)
 
 
+def _bounded(msg: dict, key: str, kind: type | tuple[type, ...], default: Any, lo: float, hi: float,
+             code: str = BAD_OPTION) -> Any:
+    """A numeric field within [lo, hi]. Compared before any float(): a 4000-digit integer would overflow it."""
+    value = _get(msg, key, kind, default)
+    if value is not None and not lo <= value <= hi:  # NaN fails every comparison
+        raise ProtocolError(code, f"{msg['type']}.{key} must be in [{lo}, {hi}], got {quote(value)}")
+    return value
+
+
 def _session_start(msg: dict) -> SessionStart:
-    temperature = float(_get(msg, "temperature", (int, float), 0.0))
-    if not math.isfinite(temperature) or not 0.0 <= temperature <= 5.0:
-        raise ProtocolError(BAD_OPTION, f"temperature must be in [0, 5], got {temperature}")
+    temperature = float(_bounded(msg, "temperature", (int, float), 0.0, 0, 5))
     system = _get(msg, "system", str)
     if system is not None and len(system) > MAX_SYSTEM_CHARS:
         raise ProtocolError(BAD_OPTION, f"system prompt longer than {MAX_SYSTEM_CHARS} characters")
     return SessionStart(decoder=_get(msg, "decoder", str, "sl"), temperature=temperature,
-                        kv_policy=_get(msg, "kv_policy", str, "none"), kv_budget=_get(msg, "kv_budget", int),
-                        system=system,
-                        seed=_get(msg, "seed", int, 0), auto_tools=_get(msg, "auto_tools", bool, True),
+                        kv_policy=_get(msg, "kv_policy", str, "none"),
+                        kv_budget=_bounded(msg, "kv_budget", int, None, 1, MAX_COUNT), system=system,
+                        seed=_bounded(msg, "seed", int, 0, 0, MAX_SEED), auto_tools=_get(msg, "auto_tools", bool, True),
                         tts=_get(msg, "tts", bool, True))
 
 
 def _audio_append(msg: dict) -> AudioAppend:
     fmt = _get(msg, "format", str, "pcm16")
     if fmt not in AUDIO_FORMATS:
-        raise ProtocolError(BAD_AUDIO, f"audio format must be one of {', '.join(AUDIO_FORMATS)}, got {fmt!r}")
+        raise ProtocolError(BAD_AUDIO, f"audio format must be one of {', '.join(AUDIO_FORMATS)}, got {quote(fmt)}")
     if "sample_rate" not in msg:
         raise ProtocolError(BAD_SAMPLE_RATE, "audio.append needs a 'sample_rate' field (Hz, e.g. 16000 or 48000)")
-    channels = _get(msg, "channels", int, 1)
-    if not 1 <= channels <= 8:
-        raise ProtocolError(BAD_AUDIO, f"channels must be 1..8, got {channels}")
+    channels = _bounded(msg, "channels", int, 1, 1, 8, code=BAD_AUDIO)
     return AudioAppend(audio=_get(msg, "audio", str, required=True), format=fmt,
                        sample_rate=msg["sample_rate"], channels=channels)
 
@@ -144,17 +154,34 @@ def parse_client(raw: str | bytes) -> ClientMessage:
         raise ProtocolError(BINARY_FRAME, "binary frames are not part of the protocol: send JSON text "
                                           "messages (audio as base64 in audio.append)")
     try:
-        msg = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as err:
+        msg = json.loads(raw, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:  # its text says where, never what
         raise ProtocolError(BAD_JSON, f"message is not valid JSON: {err}") from None
+    except RecursionError:
+        raise ProtocolError(BAD_JSON, "message is not valid JSON: nested too deeply") from None
+    except ValueError:  # Python refuses int() of more than 4300 digits, inside json.loads
+        raise ProtocolError(BAD_JSON, "message holds a number with too many digits") from None
     if not isinstance(msg, dict):
         raise ProtocolError(BAD_MESSAGE, f"a message must be a JSON object, got {type(msg).__name__}")
     kind = msg.get("type")
     if not isinstance(kind, str):
         raise ProtocolError(BAD_MESSAGE, "a message needs a string 'type' field")
     if kind not in PARSERS:
-        raise ProtocolError(UNKNOWN_TYPE, f"unknown message type {kind!r}; known: {', '.join(PARSERS)}")
+        raise ProtocolError(UNKNOWN_TYPE, f"unknown message type {quote(kind)}; known: {', '.join(PARSERS)}")
     return PARSERS[kind](msg)
+
+
+def _no_constant(name: str) -> None:
+    raise ProtocolError(BAD_JSON, f"{name} is not JSON: send finite numbers only")
+
+
+def quote(value: object) -> str:
+    """Client text for a message: its repr, cut to MAX_QUOTE_CHARS characters with an ellipsis."""
+    if isinstance(value, str):  # cut before repr: escapes could make a long string longer still
+        cut = value[:MAX_QUOTE_CHARS]
+        return repr(cut) if len(value) <= MAX_QUOTE_CHARS else f"{cut!r}… ({len(value)} characters)"
+    text = repr(value)  # a number: at most 4300 digits, json.loads saw to that
+    return text if len(text) <= MAX_QUOTE_CHARS else f"{text[:MAX_QUOTE_CHARS]}… ({len(text)} characters)"
 
 
 def event(kind: str, **fields: Any) -> dict:
@@ -163,4 +190,6 @@ def event(kind: str, **fields: Any) -> dict:
 
 
 def error_event(code: str, message: str, session_id: str | None = None) -> dict:
+    if len(message) > MAX_ERROR_CHARS:  # quote() keeps client text short; this catches what it missed
+        message = message[:MAX_ERROR_CHARS] + "…"
     return event("error", code=code, message=message, **({"session_id": session_id} if session_id else {}))
