@@ -19,6 +19,7 @@ from websockets.asyncio.client import connect
 
 from ticktock.audio import load_audio, resample, split_chunks
 from ticktock.commands.demo import EXAMPLES
+from ticktock.decoding.registry import DECODERS
 from ticktock.model import DEFAULT_MODEL
 from ticktock.runtime import load_runtime
 from ticktock.server import ProtocolError, ServerConfig
@@ -121,6 +122,7 @@ def test_http_serves_the_page_and_health(server):
     assert urllib.request.urlopen(server.http_url + "/static/app.js").headers["Content-Type"].startswith("text/javascript")
     health = json.loads(urllib.request.urlopen(server.http_url + "/health").read())
     assert health["status"] == "ok" and health["max_sessions"] == 2
+    assert health["decoders"] == list(DECODERS) and health["max_system_chars"] == 2000
     with pytest.raises(urllib.error.HTTPError):
         urllib.request.urlopen(server.http_url + "/static/../app.py")
 

@@ -27,13 +27,14 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from ..audio import SAMPLE_RATE
+from ..decoding.registry import DECODERS
 from ..engine import borrowed_engine
 from ..runtime import Runtime, load_runtime
 from ..session import DuplexSession
 from .draft_gate import live_decoder
 from .live_session import LiveSession
-from .protocol import (INTERNAL, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend, ProtocolError,
-                       SessionStart, SessionStop, ToolResult, error_event, parse_client, quote)
+from .protocol import (INTERNAL, MAX_SYSTEM_CHARS, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend,
+                       ProtocolError, SessionStart, SessionStop, ToolResult, error_event, parse_client, quote)
 from .scheduler import DRAFT, Scheduler, ServerBusy
 from .speech import Speaker
 
@@ -117,7 +118,9 @@ class Server:
     def health(self) -> dict:
         return {"status": "ok", "model": self.runtime.name, "sessions": len(self.scheduler.sessions),
                 "max_sessions": self.scheduler.max_sessions, "errors": self.errors,
-                "device": self.scheduler.stats.to_dict()}
+                "device": self.scheduler.stats.to_dict(), "engine": self.config.engine,
+                # what the page may offer: every registered decoder, the longest system prompt accepted
+                "decoders": list(DECODERS), "max_system_chars": MAX_SYSTEM_CHARS}
 
     # ------------------------------------------------------------ WebSocket
     async def handle(self, ws: ServerConnection) -> None:

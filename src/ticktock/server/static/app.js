@@ -1,21 +1,72 @@
 // ticktock live page: microphone -> audio.append frames; unit / tool.call / audio.delta events -> transcript and timeline.
 // Protocol: docs/protocol.md.
+//
+// One session per Start, on its own WebSocket:
+//   idle ──Start──► connecting ──open──► starting ──session.started──► live ──Stop──► closing ──session.closed──► idle
+// Every other way out (a rejected session.start, server_busy, idle_timeout, context_full, a dropped socket, a
+// microphone that cannot open) goes through end(): the microphone and the stream stop, the socket closes, the
+// reason is shown in words, and Start works again. The microphone opens only once the server has started a session.
 "use strict";
 
 const FRAME_SECONDS = 0.1; // audio per audio.append message
+const CONNECT_TIMEOUT_MS = 5000;
+const START_TIMEOUT_MS = 30000; // session.start -> session.started (the prefix prefill waits behind other sessions)
+const CLOSE_TIMEOUT_MS = 30000; // session.stop -> session.closed (the server decodes what it still owes)
+const MAX_ERRORS_IN_A_ROW = 5; // errors with no unit between them: the server refuses what we stream
+const TEMPERATURE = { min: 0, max: 5 }; // session.start.temperature
+const DECODER_NOTES = { sl: "Speculative Listening", ar: "autoregressive" };
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  ws: null, audio: null, source: null, node: null, stream: null, capturing: false,
+  phase: "idle", ws: null, timer: null, sessionId: null, errorsInARow: 0, lastError: null,
+  audio: null, source: null, node: null, stream: null, capturing: false,
   pending: [], pendingLen: 0, rate: 0,
-  units: [], misses: 0, reply: null, calls: {}, playAt: 0,
+  units: [], misses: 0, reply: null, heard: null, calls: {}, playAt: 0, asrSeen: false,
 };
 
+// What a server error that ends the session means to the person at the page: [status, pill class, headline, next step].
+const ENDINGS = {
+  bad_option: ["rejected", "error", "The server refused to start the session.", "Change that option and press Start again."],
+  bad_message: ["rejected", "error", "The server refused to start the session.", "Press Start to try again."],
+  session_active: ["rejected", "error", "The server still runs a session for this page.", "Press Start to try again."],
+  server_busy: ["server busy", "busy", "The server is busy: every session slot is taken.", "Press Start to try again in a moment."],
+  idle_timeout: ["timed out", "busy", "The server closed the session: no audio reached it for too long.",
+                 "Check that the microphone is on, then press Start for a new session."],
+  context_full: ["memory full", "busy", "The session's memory is full, so the server closed it.", "Press Start for a new session."],
+  no_session: ["ended", "error", "The server has no session for this page any more.", "Press Start for a new session."],
+  internal: ["server error", "error", "The server failed on this session.", "Press Start to try again."],
+};
+const ENDS_A_LIVE_SESSION = new Set(["idle_timeout", "context_full", "no_session"]);
+
 // ------------------------------------------------------------------ UI helpers
-function setStatus(text, cls) {
+function setPhase(phase, label, cls) {
+  state.phase = phase;
   const el = $("status");
-  el.textContent = text;
+  el.textContent = label || phase;
   el.className = "pill " + (cls || "idle");
+  const idle = phase === "idle";
+  $("start").disabled = !idle;
+  $("stop").disabled = idle || phase === "closing";
+  for (const id of ["decoder", "temperature", "system"]) $(id).disabled = !idle;
+}
+
+function notify(kind, headline, detail, next) {
+  const el = $("notice");
+  el.className = kind; // error | busy | info
+  el.replaceChildren();
+  for (const [cls, text] of [["head", headline], ["next", next], ["detail", detail]]) {
+    if (!text) continue;
+    const span = document.createElement("span");
+    span.className = cls;
+    span.textContent = text;
+    el.append(span, " ");
+  }
+  el.hidden = false;
+}
+
+function clearNotice() {
+  $("notice").hidden = true;
+  $("notice").replaceChildren();
 }
 
 function logEvent(text, isError) {
@@ -31,6 +82,66 @@ function addToTranscript(el) {
   t.scrollTop = t.scrollHeight;
 }
 
+function bubble(cls, meta) {
+  const div = document.createElement("div");
+  div.className = "turn " + cls;
+  div.innerHTML = '<span class="meta"></span><span class="text"></span>';
+  div.querySelector(".meta").textContent = meta;
+  addToTranscript(div);
+  return div;
+}
+
+// ------------------------------------------------------------------ options
+// Limits come from the page's controls (maxlength, min/max), which follow docs/protocol.md; a server that
+// lists its decoders in /health (`decoders`) or its prompt limit (`max_system_chars`) overrides them.
+async function loadServerOptions() {
+  let health;
+  try {
+    const r = await fetch("/health", { cache: "no-store" });
+    health = await r.json();
+  } catch (e) {
+    return; // the static lists stand
+  }
+  if (Array.isArray(health.decoders) && health.decoders.length) {
+    const sel = $("decoder"), keep = sel.value;
+    sel.replaceChildren(...health.decoders.map((name) => {
+      const opt = document.createElement("option");
+      opt.value = name;
+      opt.textContent = DECODER_NOTES[name] ? `${name} (${DECODER_NOTES[name]})` : name;
+      return opt;
+    }));
+    sel.value = health.decoders.includes(keep) ? keep : health.decoders[0];
+  }
+  if (Number.isInteger(health.max_system_chars) && health.max_system_chars > 0) {
+    $("system").maxLength = health.max_system_chars;
+    countSystem();
+  }
+}
+
+function countSystem() {
+  const el = $("system"), n = el.value.trim().length, max = el.maxLength;
+  $("system-count").textContent = max > 0 ? `${n} / ${max}` : `${n}`;
+  $("system-count").classList.toggle("over", max > 0 && n > max);
+}
+
+// The session.start message, or an Error whose message says which control to fix.
+function readOptions() {
+  const msg = { type: "session.start", decoder: $("decoder").value };
+  const raw = $("temperature").value.trim(); // "" when empty or not a number at all (validity.badInput)
+  const t = raw === "" ? 0 : Number(raw);
+  if ($("temperature").validity.badInput || !Number.isFinite(t) || t < TEMPERATURE.min || t > TEMPERATURE.max) {
+    throw new Error(`temperature must be a number from ${TEMPERATURE.min} to ${TEMPERATURE.max} (0 = greedy); it is "${raw}".`);
+  }
+  msg.temperature = t;
+  const system = $("system").value.trim(), max = $("system").maxLength; // -1: no limit on the page
+  if (max > 0 && system.length > max) {
+    throw new Error(`the system prompt has ${system.length} characters; the server accepts at most ${max}.`);
+  }
+  if (system) msg.system = system;
+  if (!msg.decoder) throw new Error("choose a decoder.");
+  return msg;
+}
+
 // ------------------------------------------------------------------ audio in
 function toBase64(int16) {
   const bytes = new Uint8Array(int16.buffer, int16.byteOffset, int16.byteLength);
@@ -40,14 +151,14 @@ function toBase64(int16) {
 }
 
 function onSamples(block) {
-  if (!state.capturing) return; // blocks still in flight after Stop
+  if (!state.capturing) return; // blocks still in flight after the stream stopped
   state.pending.push(block);
   state.pendingLen += block.length;
   if (state.pendingLen >= Math.round(state.rate * FRAME_SECONDS)) sendPending();
 }
 
 function sendPending() {
-  if (!state.pendingLen) return;
+  if (!state.pendingLen || !state.capturing) return;
   const pcm = new Int16Array(state.pendingLen);
   let o = 0;
   for (const b of state.pending) {
@@ -58,46 +169,63 @@ function sendPending() {
   send({ type: "audio.append", audio: toBase64(pcm), format: "pcm16", sample_rate: state.rate });
 }
 
-async function startMicrophone() {
-  state.stream = await navigator.mediaDevices.getUserMedia({
-    audio: { channelCount: 1, echoCancellation: true, noiseSuppression: false, autoGainControl: false },
-  });
+// Created in the click handler: a context made there may play audio; capture and playback both use it.
+function newAudioContext() {
+  if (state.audio) state.audio.close();
+  state.playAt = 0;
   try {
     state.audio = new AudioContext({ sampleRate: 16000 }); // the model's rate: the browser resamples
   } catch (e) {
     state.audio = new AudioContext(); // the server resamples whatever rate we declare
   }
-  await state.audio.resume();
-  state.rate = state.audio.sampleRate;
+}
+
+async function startMicrophone() {
+  const stream = await navigator.mediaDevices.getUserMedia({
+    audio: { channelCount: 1, echoCancellation: true, noiseSuppression: false, autoGainControl: false },
+  });
+  if (state.phase !== "live") { stream.getTracks().forEach((t) => t.stop()); return; } // ended while we waited
+  state.stream = stream;
+  const audio = state.audio;
+  await audio.resume();
+  state.rate = audio.sampleRate;
   $("s-rate").textContent = state.rate;
-  state.source = state.audio.createMediaStreamSource(state.stream);
-  const sink = state.audio.createGain();
+  if (audio.audioWorklet) {
+    await audio.audioWorklet.addModule("/static/capture-worklet.js");
+  }
+  if (state.phase !== "live" || state.stream !== stream) return;
+  state.source = audio.createMediaStreamSource(stream);
+  const sink = audio.createGain();
   sink.gain.value = 0;
-  sink.connect(state.audio.destination);
-  if (state.audio.audioWorklet) {
-    await state.audio.audioWorklet.addModule("/static/capture-worklet.js");
-    state.node = new AudioWorkletNode(state.audio, "ticktock-capture", { numberOfInputs: 1, numberOfOutputs: 1 });
+  sink.connect(audio.destination);
+  if (audio.audioWorklet) {
+    state.node = new AudioWorkletNode(audio, "ticktock-capture", { numberOfInputs: 1, numberOfOutputs: 1 });
     state.node.port.onmessage = (e) => onSamples(e.data);
   } else { // older browsers
-    state.node = state.audio.createScriptProcessor(2048, 1, 1);
+    state.node = audio.createScriptProcessor(2048, 1, 1);
     state.node.onaudioprocess = (e) => onSamples(new Float32Array(e.inputBuffer.getChannelData(0)));
   }
   state.source.connect(state.node);
   state.node.connect(sink);
+  for (const track of stream.getAudioTracks()) {
+    track.onended = () => { if (state.stream === stream) stop("the microphone stopped"); };
+  }
   state.capturing = true;
 }
 
 function stopMicrophone() {
   state.capturing = false;
-  if (state.node) state.node.disconnect();
+  state.pending = [];
+  state.pendingLen = 0;
+  if (state.node) { state.node.disconnect(); if (state.node.port) state.node.port.onmessage = null; }
   if (state.source) state.source.disconnect();
-  if (state.stream) state.stream.getTracks().forEach((t) => t.stop());
+  if (state.stream) state.stream.getTracks().forEach((t) => { t.onended = null; t.stop(); });
   state.node = state.source = state.stream = null;
 }
 
 // ------------------------------------------------------------------ audio out
 function play(ev) {
-  if (!$("play").checked || !state.audio) return;
+  if (!$("play").checked || !state.audio || state.audio.state === "closed") return;
   const raw = atob(ev.audio);
   const n = raw.length >> 1;
   const buf = state.audio.createBuffer(1, n, ev.sample_rate || 16000);
@@ -118,38 +246,62 @@ function play(ev) {
 // ------------------------------------------------------------------ events
 function onUnit(u) {
   state.units.push(u);
+  state.errorsInARow = 0;
   if (u.miss) state.misses++;
   $("s-units").textContent = state.units.length;
   $("s-misses").textContent = state.misses;
   $("s-latency").textContent = u.latency_ms.toFixed(0);
   $("s-lag").textContent = u.lag_ms.toFixed(0);
   $("s-slots").textContent = u.resident_slots;
+  onHeard(u);
   if (u.decision === "speak" && u.text) {
     if (!state.reply) {
-      state.reply = document.createElement("div");
-      state.reply.className = "reply";
-      state.reply.innerHTML = '<span class="meta"></span><span class="text"></span>';
+      state.reply = bubble("model reply", "");
       state.reply.dataset.first = u.index;
-      addToTranscript(state.reply);
     }
     const text = state.reply.querySelector(".text");
     text.textContent = (text.textContent + " " + u.text).trim();
-    state.reply.querySelector(".meta").textContent =
-      "ticktock · units " + state.reply.dataset.first + "–" + u.index;
+    state.reply.querySelector(".meta").textContent = "ticktock · units " + state.reply.dataset.first + "–" + u.index;
     $("transcript").scrollTop = $("transcript").scrollHeight;
+    state.heard = null; // the user's next words start a new turn
   }
   if (u.decision !== "speak" || u.terminator === "turn_eos") state.reply = null; // the turn ended
   drawTimeline();
 }
 
+// What the user said: the transcription side channel's `asr` of a unit, where the server sends it.
+function onHeard(u) {
+  if (!("asr" in u)) {
+    const hint = $("asr-hint");
+    if (!state.asrSeen && hint.hidden) {
+      hint.textContent = "What you said appears here when the server runs the transcription side channel; this server sends no transcript of your speech.";
+      hint.hidden = false;
+    }
+    return;
+  }
+  state.asrSeen = true;
+  $("asr-hint").hidden = true;
+  const words = (u.asr || "").trim();
+  if (!words) return;
+  if (!state.heard) {
+    state.heard = bubble("user heard", "");
+    state.heard.dataset.first = u.index;
+  }
+  const text = state.heard.querySelector(".text");
+  text.textContent = (text.textContent + " " + words).trim();
+  state.heard.querySelector(".meta").textContent = "you (as the model heard it) · units " + state.heard.dataset.first + "–" + u.index;
+  if (u.decision !== "listen") state.heard = null; // the model answered: the user's next words are a new turn
+}
+
 function onToolCall(ev) {
   const div = document.createElement("div");
-  div.className = "toolcall";
+  div.className = "turn model toolcall";
   div.innerHTML = '<span class="meta"></span><span class="call"></span><span class="result"></span>';
   div.querySelector(".meta").textContent = "tool call · unit " + ev.unit + " · " + ev.call_id;
   div.querySelector(".call").textContent = ev.call;
   state.calls[ev.call_id] = div;
   addToTranscript(div);
+  state.heard = null;
 }
 
 function onToolResult(ev) {
@@ -157,24 +309,50 @@ function onToolResult(ev) {
   if (div) div.querySelector(".result").textContent = "→ " + ev.result + (ev.source === "server" ? "  (mock tool)" : "");
 }
 
+function onError(ev) {
+  logEvent("error " + ev.code + ": " + ev.message, true);
+  state.lastError = ev;
+  const [label, cls, headline, next] = ENDINGS[ev.code] ||
+    ["error", "error", "The server refused what the page sent.", "Press Start to try again."];
+  if (state.phase === "connecting" || state.phase === "starting") {
+    end(label, cls, headline, ev.message, next); // the answer to session.start: no session was started
+  } else if (ENDS_A_LIVE_SESSION.has(ev.code)) {
+    end(label, cls, headline, ev.message, next); // the server has no session for our audio any more
+  } else if (++state.errorsInARow >= MAX_ERRORS_IN_A_ROW) {
+    end("error", "error", `The server refused ${state.errorsInARow} messages in a row, so the page stopped streaming.`,
+        ev.message, "Press Start to try again.");
+  }
+  // anything else answers one message; the session goes on (docs/protocol.md)
+}
+
 function onEvent(ev) {
   switch (ev.type) {
     case "session.started":
-      setStatus("live · " + ev.decoder, "live");
+      if (state.phase !== "starting") break;
+      clearTimeout(state.timer);
+      state.sessionId = ev.session_id;
+      setPhase("live", "live · " + ev.decoder, "live");
       logEvent("session " + ev.session_id + " started · " + ev.model + " · decoder " + ev.decoder + " · tts " + (ev.tts ? "on" : "off"));
+      startMicrophone().catch((e) => {
+        send({ type: "session.stop" });
+        end("no microphone", "error", "The microphone could not be opened.", e.message,
+            "Allow microphone access, then press Start again.");
+      });
       break;
     case "unit": onUnit(ev); break;
     case "tool.call": onToolCall(ev); break;
     case "tool.result": onToolResult(ev); break;
     case "audio.delta": play(ev); break;
-    case "error":
-      logEvent("error " + ev.code + ": " + ev.message, true);
-      if (ev.code === "server_busy") { setStatus("server busy", "busy"); teardown(); }
-      break;
+    case "error": onError(ev); break;
     case "session.closed":
       logEvent("session closed (" + ev.reason + "): " + ev.units + " units · log " + ev.log_path);
-      setStatus("closed", "idle");
-      teardown();
+      if (ev.reason === "stop") {
+        end("closed", "idle");
+      } else {
+        const code = ev.reason === "error" ? "internal" : ev.reason;
+        const [label, cls, headline, next] = ENDINGS[code] || ["closed", "error", "The server closed the session.", "Press Start for a new session."];
+        end(label, cls, headline, state.lastError ? state.lastError.message : "reason: " + ev.reason, next);
+      }
       break;
   }
 }
@@ -224,45 +402,87 @@ function drawTimeline() {
 }
 
 // ------------------------------------------------------------------ session
-async function start() {
-  $("start").disabled = true;
-  if (state.audio) { state.audio.close(); state.audio = null; state.playAt = 0; }
-  state.units = []; state.misses = 0; state.reply = null; state.calls = {};
+function start() {
+  if (state.phase !== "idle") return;
+  let msg;
+  try {
+    msg = readOptions();
+  } catch (e) {
+    notify("error", "Check the options.", e.message, "");
+    return;
+  }
+  clearNotice();
+  newAudioContext();
+  state.units = []; state.misses = 0; state.reply = null; state.heard = null; state.calls = {};
+  state.sessionId = null; state.errorsInARow = 0; state.lastError = null; state.asrSeen = false;
+  $("asr-hint").hidden = true;
   drawTimeline();
-  setStatus("connecting", "idle");
-  const proto = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(proto + "://" + location.host + "/ws");
+  setPhase("connecting", "connecting");
+  const url = (location.protocol === "https:" ? "wss" : "ws") + "://" + location.host + "/ws";
+  const ws = new WebSocket(url);
   state.ws = ws;
-  ws.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { logEvent("bad event: " + e, true); } };
-  ws.onclose = () => { if (state.ws === ws) { logEvent("connection closed"); teardown(); } };
-  ws.onerror = () => { setStatus("connection error", "error"); };
-  await new Promise((ok, fail) => { ws.onopen = ok; setTimeout(() => fail(new Error("connect timeout")), 5000); });
-  const msg = { type: "session.start", decoder: $("decoder").value, temperature: parseFloat($("temperature").value) || 0 };
-  if ($("system").value.trim()) msg.system = $("system").value.trim();
-  send(msg);
-  await startMicrophone();
-  $("stop").disabled = false;
+  ws.onmessage = (m) => {
+    if (state.ws !== ws) return; // a socket this page has already left
+    let ev;
+    try { ev = JSON.parse(m.data); } catch (e) { logEvent("bad event: " + e, true); return; }
+    onEvent(ev);
+  };
+  ws.onopen = () => {
+    if (state.ws !== ws) return;
+    setPhase("starting", "starting");
+    send(msg);
+    armTimer(START_TIMEOUT_MS, "The server did not answer session.start.");
+  };
+  ws.onclose = (e) => {
+    if (state.ws !== ws) return; // closed by end(): already handled
+    const why = `the WebSocket closed (code ${e.code}${e.reason ? ", " + e.reason : ""})`;
+    logEvent("connection closed: " + why, true);
+    if (state.phase === "connecting") end("disconnected", "error", "Could not reach the server at " + url + ".", why, "Start the server, then press Start again.");
+    else end("disconnected", "error", "The connection to the server was lost.", why, "Press Start to reconnect.");
+  };
+  armTimer(CONNECT_TIMEOUT_MS, "Could not reach the server at " + url + ".");
 }
 
-function stop() {
-  $("stop").disabled = true;
+function armTimer(ms, headline) {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(() => end("no answer", "error", headline, `no answer within ${ms / 1000} s`, "Press Start to try again."), ms);
+}
+
+function stop(why) {
+  if (state.phase === "connecting" || state.phase === "starting") { // nothing started yet: just leave
+    end("idle", "idle", why ? "Stopped: " + why + "." : "", "", "");
+    return;
+  }
+  if (state.phase !== "live") return;
   sendPending(); // the last partial frame
   stopMicrophone();
   send({ type: "session.stop" }); // the server decodes what it has, then sends session.closed
-  setStatus("closing", "idle");
+  setPhase("closing", "closing");
+  if (why) notify("info", "Stopped: " + why + ".", "", "");
+  armTimer(CLOSE_TIMEOUT_MS, "The server did not confirm the end of the session.");
 }
 
-function teardown() {
+// Back to idle from any phase: microphone off, no more frames, socket closed, the reason (if any) in words.
+function end(label, cls, headline, detail, next) {
+  clearTimeout(state.timer);
   stopMicrophone();
-  $("start").disabled = false;
-  $("stop").disabled = true;
-  if (state.ws) { const ws = state.ws; state.ws = null; ws.close(); }
+  const ws = state.ws;
+  state.ws = null; // from here on its events and its close are ignored
+  if (ws) ws.close();
+  setPhase("idle", label, cls);
+  if (headline) notify(cls === "idle" ? "info" : cls, headline, detail, next);
 }
 
-$("start").onclick = () => start().catch((e) => { logEvent("could not start: " + e.message, true); setStatus("error", "error"); teardown(); });
-$("stop").onclick = stop;
-const params = new URLSearchParams(location.search); // ?decoder=ar&system=... presets the controls
+$("start").onclick = () => {
+  try { start(); } catch (e) { end("error", "error", "The page could not start a session.", e.message, "Press Start to try again."); }
+};
+$("stop").onclick = () => stop();
+$("system").addEventListener("input", countSystem);
+const params = new URLSearchParams(location.search); // ?decoder=ar&system=...&temperature=... presets the controls
 if (params.get("decoder")) $("decoder").value = params.get("decoder");
 if (params.get("system")) $("system").value = params.get("system");
+if (params.get("temperature")) $("temperature").value = params.get("temperature");
+countSystem();
+loadServerOptions().then(() => { if (params.get("decoder")) $("decoder").value = params.get("decoder"); });
 window.addEventListener("resize", drawTimeline);
 drawTimeline();
