@@ -34,6 +34,9 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
         model, tok = load_model(path, device, torch.float32)
         if tok is None:
             raise FileNotFoundError(f"{path} has no tokenizer.json")
+        dec = model.cfg.decoder
+        if dec.tokenizer_vocab is None and tok.get_vocab_size() < dec.vocab_size:
+            dec.tokenizer_vocab = tok.get_vocab_size()  # real checkpoints pad their tables: mask the padding
         name = path.name
         if side_channel and not is_merged(path):
             adapter = adapter_for(path)

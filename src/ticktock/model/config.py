@@ -20,6 +20,9 @@ class DecoderConfig:
     attention_bias: bool = True  # Qwen2 has a bias on q/k/v; Llama has none
     tie_word_embeddings: bool = True
     max_position_embeddings: int = 32768
+    # Ids >= this are padding of the embedding table (real checkpoints pad it past their tokenizer):
+    # `Decoder.logits` masks them, so no engine or decoder ever samples or drafts one. None: all ids are real.
+    tokenizer_vocab: int | None = None
 
     @property
     def head_dim(self) -> int:
@@ -74,6 +77,21 @@ PRESETS: dict[str, ModelConfig] = {
         DecoderConfig(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
                       num_attention_heads=28, num_key_value_heads=4, rope_theta=1e6,
                       tie_word_embeddings=False),
+        None,
+    ),
+    # MiniCPM-o 4.5's LM (the Qwen3-8B decoder shape), the target of `ticktock model expand`: a GPU forward
+    # costs what the 8B model costs. No QK-norm (a per-head norm cannot be made the identity); q/k/v biases,
+    # which Qwen3 lacks, because the expanded ticktock-tiny needs them (their cost is negligible).
+    "minicpm-o-4.5-lm": ModelConfig(
+        DecoderConfig(vocab_size=151936, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
+                      num_attention_heads=32, num_key_value_heads=8, rope_theta=1e6, attention_bias=True,
+                      tie_word_embeddings=False, max_position_embeddings=40960),
+        None,
+    ),
+    # ticktock-tiny's heads at 128 dims, twice as wide: a small `ticktock model expand` target for tests.
+    "tiny-wide": ModelConfig(
+        DecoderConfig(vocab_size=2304, hidden_size=640, intermediate_size=1280, num_hidden_layers=6,
+                      num_attention_heads=5, num_key_value_heads=5),
         None,
     ),
 }

@@ -147,4 +147,13 @@ class Decoder(nn.Module):
         return self.model.norm(x)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(hidden).float()
+        """hidden (..., D) -> logits (..., V) float32; ids past the tokenizer (padding rows) are -inf.
+
+        The only place logits are made (every engine and decoder calls it), so a padded id can never be
+        sampled, drafted or accepted.
+        """
+        z = self.lm_head(hidden).float()
+        real = self.cfg.tokenizer_vocab
+        if real is not None and real < z.shape[-1]:
+            z[..., real:] = float("-inf")  # in place: linear's backward does not need its output
+        return z

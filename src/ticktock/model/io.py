@@ -46,13 +46,14 @@ def load_model(path: str | Path | None = None, device: str = "cpu", dtype: torch
     else:  # an HF checkpoint: decoder only; its weights live under "model.*" and "lm_head.*"
         cfg = ModelConfig(_hf_decoder_config(raw), None)
         prefix = "lm."
-    model = DuplexLM(cfg)
+    with torch.device("meta"):  # no random init, no fp32 copy on the host: the weights are assigned below
+        model = DuplexLM(cfg)
     state = {}
     for f in sorted(path.glob("*.safetensors")):
         state.update({prefix + k: v for k, v in load_file(str(f)).items()})
     if not state:
         raise FileNotFoundError(f"no *.safetensors weights in {path}")
-    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
     missing = [m for m in missing if not (cfg.decoder.tie_word_embeddings and m == "lm.lm_head.weight")]
     if missing or unexpected:
         raise ValueError(f"checkpoint {path} does not match its config: missing {missing[:5]}, unexpected {unexpected[:5]}")

@@ -1,0 +1,168 @@
+"""`model.expand`: the shipped model in a larger decoder shape computes the same logits and the same sessions,
+padded vocabulary ids are never produced, and impossible targets are refused (CPU, fp32)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+
+from ticktock.audio import load_audio, split_chunks
+from ticktock.cli import main
+from ticktock.decoding.registry import DECODERS
+from ticktock.engine import Engine, Segment
+from ticktock.model import DEFAULT_MODEL, DecoderConfig, ModelConfig, load_model, preset
+from ticktock.model.expand import expand_model, head_dims
+from ticktock.protocol import DuplexProtocol
+from ticktock.runtime import load_runtime
+from ticktock.session import CostModelClock, DuplexSession
+
+pytestmark = pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model")
+PROFILE = {"new_tokens": [1, 256], "context": [0, 100000], "ms": [[8, 12], [8, 12]], "encoder_ms": 2}
+EXAMPLE = DEFAULT_MODEL.parent / "examples" / "qa.wav"
+# Twice the width, 128-dim heads two to a KV group (the other query head of each group is zeroed),
+# twice the layers, the vocabulary padded, embeddings untied.
+WIDE = DecoderConfig(vocab_size=2304, hidden_size=1280, intermediate_size=1280, num_hidden_layers=12,
+                     num_attention_heads=10, num_key_value_heads=5, tie_word_embeddings=False)
+# Cheaper for whole sessions: 128-dim heads, one more layer, wider MLP, padded vocabulary, tied.
+NARROW = DecoderConfig(vocab_size=2304, hidden_size=640, intermediate_size=1280, num_hidden_layers=7,
+                       num_attention_heads=5, num_key_value_heads=5)
+
+
+@pytest.fixture(scope="module")
+def source():
+    model, tok = load_model()
+    return model, DuplexProtocol(tok)
+
+
+@pytest.fixture(scope="module")
+def wide(source):
+    return expand_model(source[0], WIDE)
+
+
+@pytest.fixture(scope="module")
+def narrow(source):
+    return expand_model(source[0], NARROW)
+
+
+def mixed_logits(model) -> torch.Tensor:
+    """Logits (rows, V) of a forward over text ids + the encoder's audio embeddings + more ids, then a draft tree."""
+    g = torch.Generator().manual_seed(0)
+    mel, context = torch.randn(100, 80, generator=g), torch.randn(100, 80, generator=g)
+    ids = torch.randint(0, 2100, (24,), generator=g)
+    eng = Engine(model)
+    first = eng.forward([Segment(ids[:12], [0] * 12), Segment(model.encode_audio(mel, context), [1] * 10),
+                         Segment(ids[12:20], [0] * 8)], unit=0)
+    tree = eng.forward([Segment(ids[20:], [0] * 4)], unit=1, tree_tokens=[5, 6, 7], tree_parents=[-1, 0, 0])
+    return torch.cat([first, tree])
+
+
+def test_expanded_config(wide):
+    c = wide.cfg.decoder
+    assert (c.hidden_size, c.head_dim, c.num_hidden_layers, c.vocab_size) == (1280, 128, 12, 2304)
+    assert c.tokenizer_vocab == 2100 and c.rms_norm_eps == pytest.approx(1e-6 * 320 / 1280)
+    assert wide.lm.lm_head.weight is not wide.lm.model.embed_tokens.weight  # untied, a copy
+    assert head_dims(64, 128).tolist()[:3] == [0, 2, 4] and head_dims(64, 128).tolist()[32:34] == [64, 66]
+
+
+@pytest.mark.parametrize("shape", ["wide", "narrow"])
+def test_same_logits_on_a_mixed_forward(source, wide, narrow, shape):
+    big = {"wide": wide, "narrow": narrow}[shape]
+    want, got = mixed_logits(source[0]), mixed_logits(big)
+    assert got.shape == (want.shape[0], 2304)
+    diff = (got[:, :2100] - want).abs().max().item()
+    assert diff < 1e-4, f"max |logit diff| {diff:.2e}"
+    assert torch.isneginf(got[:, 2100:]).all()
+
+
+@pytest.fixture(scope="module")
+def example():
+    return split_chunks(load_audio(EXAMPLE))[:8], json.loads(EXAMPLE.with_suffix(".json").read_text())["system"]
+
+
+@pytest.fixture(scope="module")
+def source_ar(source, example) -> list[list[int]]:
+    (model, protocol), (chunks, system) = source, example
+    ar = DuplexSession(model, protocol, "ar", clock=CostModelClock(PROFILE), system=system).run(chunks)
+    return [r.tokens for r in ar]
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_sessions_are_token_identical(source, narrow, example, source_ar, name):
+    """Every decoder on the expanded model commits the source's `ar` tokens (over the shipped qa example)."""
+    chunks, system = example
+    got = DuplexSession(narrow, source[1], name, clock=CostModelClock(PROFILE), system=system).run(chunks)
+    assert [r.tokens for r in got] == source_ar
+    assert sum(len(t) for t in source_ar) > len(source_ar)  # the example makes it speak
+
+
+def test_padded_ids_are_never_produced(source, narrow, example):
+    """Padded rows made to win every argmax: masked, so no logit row and no session ever picks one."""
+    model, protocol = source
+    big = copy.deepcopy(narrow)
+    with torch.no_grad():
+        big.lm.lm_head.weight[2100:] = torch.randn(204, 640) * 100  # tied: the embedding rows too, never fed
+    z = mixed_logits(big)
+    assert (z.argmax(-1) < 2100).all()
+    big.cfg.decoder.tokenizer_vocab = None  # without the mask the padding would win
+    assert (mixed_logits(big).argmax(-1) >= 2100).any()
+    big.cfg.decoder.tokenizer_vocab = 2100
+    res = DuplexSession(big, protocol, "sl", clock=CostModelClock(PROFILE)).run(example[0][:4])
+    assert all(t < 2100 for r in res for t in r.tokens)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(num_hidden_layers=4), "num_hidden_layers 4 <"),
+    (dict(hidden_size=256, num_attention_heads=2, num_key_value_heads=2), "hidden_size 256 <"),
+    (dict(intermediate_size=512), "intermediate_size 512 <"),
+    (dict(vocab_size=2000), "vocab_size 2000 <"),
+    (dict(hidden_size=1024, num_attention_heads=8, num_key_value_heads=4), "4 KV groups < the source's 5"),
+    (dict(num_attention_heads=10, num_key_value_heads=4), "do not split into 4 KV groups"),
+    (dict(hidden_size=960, num_attention_heads=10, num_key_value_heads=5), "head_dim 96 is not a multiple"),
+    (dict(attention_bias=False), "biases"),
+])
+def test_impossible_targets_are_refused(source, change, message):
+    with pytest.raises(ValueError, match=message):
+        expand_model(source[0], replace(NARROW, **change))
+
+
+def test_group_size_and_tying_are_checked(wide):
+    """The wide model has two query heads per KV group and untied embeddings: a target must keep both."""
+    with pytest.raises(ValueError, match="query heads per KV group"):
+        expand_model(wide, replace(WIDE, num_key_value_heads=10))
+    with pytest.raises(ValueError, match="ties its embeddings"):
+        expand_model(wide, replace(WIDE, tie_word_embeddings=True))
+
+
+def test_an_attached_adapter_is_refused(source):
+    from ticktock.model.gated_lora import gate_layer
+    model = copy.deepcopy(source[0])
+    gate_layer(model.lm, "model.layers.0.self_attn.q_proj", torch.zeros(2, 320), torch.zeros(320, 2), 1.0)
+    with pytest.raises(ValueError, match="extra parameters"):
+        expand_model(model, NARROW)
+
+
+def test_config_round_trip():
+    cfg = ModelConfig(replace(preset("tiny-wide").decoder, tokenizer_vocab=2100), None)
+    assert ModelConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
+    old = cfg.to_dict()
+    del old["decoder"]["tokenizer_vocab"]  # configs written before the field
+    assert ModelConfig.from_dict(old).decoder.tokenizer_vocab is None
+
+
+def test_cli_writes_a_loadable_folder(source, tmp_path):
+    out = tmp_path / "wide"
+    assert main(["model", "expand", "--shape", "tiny-wide", "--out", str(out), "--device", "cpu"]) == 0
+    assert {p.name for p in out.iterdir()} == {"config.json", "model.safetensors", "tokenizer.json"}
+    rt = load_runtime(out)
+    c = rt.model.cfg.decoder
+    assert (c.hidden_size, c.vocab_size, c.tokenizer_vocab) == (640, 2304, 2100)
+    assert (mixed_logits(rt.model)[:, :2100] - mixed_logits(source[0])).abs().max() < 1e-4
+    # A padded table whose config predates the field: the runtime masks past the tokenizer.
+    raw = json.loads((out / "config.json").read_text())
+    del raw["ticktock"]["decoder"]["tokenizer_vocab"]
+    (out / "config.json").write_text(json.dumps(raw))
+    assert load_runtime(out).model.cfg.decoder.tokenizer_vocab == 2100
