@@ -161,6 +161,11 @@ def test_cli_writes_a_loadable_folder(source, tmp_path):
     c = rt.model.cfg.decoder
     assert (c.hidden_size, c.vocab_size, c.tokenizer_vocab) == (640, 2304, 2100)
     assert (mixed_logits(rt.model)[:, :2100] - mixed_logits(source[0])).abs().max() < 1e-4
+    # the shipped side channel (a whole decoder) is expanded beside it and loads onto the expansion
+    side = load_runtime(out, side_channel=True).model
+    shipped = load_runtime(None, side_channel=True).model
+    assert (mixed_logits(side)[:, :2100] - mixed_logits(shipped)).abs().max() < 1e-4
+    assert (mixed_logits(side)[:, :2100] - mixed_logits(rt.model)[:, :2100]).abs().max() > 1e-3  # its own weights
     # A padded table whose config predates the field: the runtime masks past the tokenizer.
     raw = json.loads((out / "config.json").read_text())
     del raw["ticktock"]["decoder"]["tokenizer_vocab"]

@@ -10,6 +10,7 @@ The folder (config.json, model.safetensors, tokenizer.json) loads like the shipp
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import torch
@@ -65,12 +66,17 @@ def run_expand(args: argparse.Namespace) -> int:
                            progress=lambda: bar.advance(task))
     err.print(f"writing {args.out} …")
     save_model(big, tok, args.out, dtype=dtype)
+    n_big = big.n_params()
+    del big  # one expanded copy on the device at a time
+    side = expand_side_channel(args.model, args.shape, args.out, device, dtype)
+    if side is not None:
+        err.print(f"its side channel, expanded the same way: {side}")
 
     s = src.cfg.decoder
     table = Table(title=f"{name} -> {args.shape}")
     for col in ("", "source", "expanded"):
         table.add_column(col, justify="right")
-    rows = [("parameters", f"{src.n_params() / 1e6:.1f} M", f"{big.n_params() / 1e6:.1f} M")]
+    rows = [("parameters", f"{src.n_params() / 1e6:.1f} M", f"{n_big / 1e6:.1f} M")]
     for field in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
                   "intermediate_size", "vocab_size", "tokenizer_vocab", "rope_theta", "rms_norm_eps"):
         rows.append((field, str(getattr(s, field)), str(getattr(cfg, field))))
@@ -81,3 +87,29 @@ def run_expand(args: argparse.Namespace) -> int:
         console.print(f"rope_theta kept at the source's {cfg.rope_theta:g} (exactness needs it; the cost is the same)")
     console.print(f"wrote {args.out}  (load it with `ticktock bench --model {args.out}`)")
     return 0
+
+
+def expand_side_channel(model: str | None, shape: str, out: str, device: str, dtype: torch.dtype) -> Path | None:
+    """The source's whole-decoder side channel (`<model>-side-channel/`), expanded like its base and written
+    beside the expansion (`<out>-side-channel/`), so `--side-channel` and a2t memory run on it; None if the
+    source has none (or only a LoRA adapter, which would need expanding as a LoRA)."""
+    from safetensors.torch import save_file
+
+    from ..model.adapter import ADAPTER_SUFFIX, DECODER_FILE, adapter_for, is_whole, load_whole_side_channel
+    from ..model.expand import expand_model
+    from ..model.io import DEFAULT_MODEL, load_model
+
+    adapter = adapter_for(model or DEFAULT_MODEL)
+    if adapter is None or not is_whole(adapter):
+        return None
+    src, _ = load_model(model, "cpu", torch.float32)
+    load_whole_side_channel(src, adapter)
+    big = expand_model(src, preset(shape).decoder, device=device, dtype=dtype)
+    dest = Path(out).parent / f"{Path(out).name}{ADAPTER_SUFFIX}"
+    dest.mkdir(parents=True, exist_ok=True)
+    state = {f"lm.{k}": v.detach().to(dtype).contiguous().cpu() for k, v in big.lm.state_dict().items()}
+    if big.cfg.decoder.tie_word_embeddings:
+        state.pop("lm.lm_head.weight", None)  # tied: the embedding carries it
+    save_file(state, str(dest / DECODER_FILE))
+    (dest / "config.json").write_text(json.dumps({"ticktock": big.cfg.to_dict()}, indent=2))
+    return dest
