@@ -15,13 +15,21 @@ from typing import Iterator
 
 from ..model.duplex import DuplexLM
 from .eager import Engine
+from .fast import FastEngine
+
+
+WARM_SLOTS = 2048  # a new graph engine captures every bucket up to this context before its first session
 
 
 class EnginePool:
-    """Idle engines of one kind over one model."""
+    """Idle engines of one kind over one model.
 
-    def __init__(self, model: DuplexLM, kind: str, max_slots: int):
-        self.model, self.kind, self.max_slots = model, kind, max_slots
+    A new CUDA-graph engine captures its graphs before it is handed out (up to `warm_slots` resident
+    slots): a capture (and the kernels' compilation) inside a session would cost that session seconds.
+    """
+
+    def __init__(self, model: DuplexLM, kind: str, max_slots: int, warm_slots: int = WARM_SLOTS):
+        self.model, self.kind, self.max_slots, self.warm_slots = model, kind, max_slots, warm_slots
         self.idle: list[Engine] = []
         self.created = 0
         self._lock = threading.Lock()
@@ -34,7 +42,10 @@ class EnginePool:
             if self.idle:
                 return self.idle.pop()
             self.created += 1
-        return make_engine(self.model, self.kind, self.max_slots)
+        engine = make_engine(self.model, self.kind, self.max_slots)
+        if isinstance(engine, FastEngine) and engine.uses_graphs:
+            engine.warmup(range(0, min(self.warm_slots, self.max_slots), 64))
+        return engine
 
     def release(self, engine: Engine) -> None:
         engine.clock = None
