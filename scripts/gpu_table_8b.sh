@@ -4,8 +4,10 @@
 #   scripts/gpu_table_8b.sh WORK STEP...      (results under WORK/, one folder per step; rerun a step to resume)
 # steps: check    the GPU tests (fast engine == eager, sessions on the fast engine)
 #        expand   the minicpm-o-4.5-lm expansion in bf16 (WORK/tt8b) and its calibrated profile
-#        main     ar + sl over the stratified sample of the full suite (SAMPLE sessions, default 240)
-#        base     pld, tr, lookahead, sl-silence, sl-runnerup on the same sessions
+#        main     ar + sl over the stratified sample of the full suite (SAMPLE sessions, default 240), in PARTS
+#                 pieces (default 3)
+#        base     pld, tr, lookahead, sl-silence, sl-runnerup (and ar again) on the same sessions
+#        profile  the expansion's calibrated forward-time profile (for the cost-clock projection)
 #        fp32     ar + sl in fp32 on 20 of the sessions (token identity)
 #        n4 / t1  ar + sl with 4 sessions sharing the GPU / at temperature 1
 #        memory   none vs a2t on 3 long sessions
@@ -13,11 +15,12 @@ set -euo pipefail
 work=${1:?work dir}; shift
 source scripts/gpu_env.sh
 mkdir -p "$work" runs
-model=$work/tt8b; sample=${SAMPLE:-240}; parts=${PARTS:-1}
+model=$work/tt8b; sample=${SAMPLE:-240}; parts=${PARTS:-2}
 common=(--suite full --sample "$sample" --clock wall --device cuda --engine fast --model "$model" --no-plots --json)
 bench() { name=$1; shift
   for k in $(seq 1 "$parts"); do
     out=$work/$name-p$k; [ -f "$out/summary.json" ] && continue
+    echo "$(date +%T) $name part $k/$parts" >&2
     python3 -m ticktock.cli bench "${common[@]}" --part "$k/$parts" --out "$out" "$@" 2>"$out.log" | tail -1 | tee -a "$work/$name.jsonl"
   done; }
 for step in "$@"; do
@@ -25,8 +28,9 @@ for step in "$@"; do
     check) python3 -m pytest -q -m gpu tests/test_fastpath_gpu.py tests/test_engine_choice.py 2>&1 | tail -3 ;;
     expand) [ -f "$model/config.json" ] || python3 -m ticktock.cli model expand --shape minicpm-o-4.5-lm --out "$model" \
               --device cuda --dtype bfloat16
-            python3 -m ticktock.cli calibrate --model "$model" --device cuda --fast --out "$work/h200-tt8b-bf16.json" --json \
-              2>"$work/calibrate.log" | tail -1 ;;
+            ;;
+    profile) python3 -m ticktock.cli calibrate --model "$model" --device cuda --fast --out "$work/h200-tt8b-bf16.json" \
+              --json 2>"$work/calibrate.log" | tail -1 ;;
     main) python3 -m ticktock.cli data make --suite full --workers 16 >/dev/null 2>&1
           bench main --decoders sl --dtype bfloat16 ;;
     base) bench base --decoders pld,tr,lookahead,sl-silence,sl-runnerup --dtype bfloat16 ;;

@@ -135,3 +135,50 @@ def test_sessions_sharing_a_device_queue(protocol):
         assert sum(shares) <= max(a[("sl", f"syn{j}", u)]["window_ms"] for j in range(3)) + 1e-6
         assert all(s[("sl", f"syn{j}", u)]["idle_used_ms"] <= a[("sl", f"syn{j}", u)]["idle_used_ms"] + 1e-6
                    for j in range(3))  # a smaller share never drafts more
+
+
+def test_bench_command_json_line_keeps_its_keys_and_names_the_results_folder(protocol, tmp_path, monkeypatch,
+                                                                               capsys):
+    """The --json line is a superset of what it was (same keys, same order) with the results folder last."""
+    import numpy as np
+    import soundfile as sf
+
+    import ticktock.runtime
+    import ticktock.scenarios.store
+    from ticktock.cli import main
+    from ticktock.runtime import Runtime
+
+    from test_memory import N_UNITS, fake_entry
+
+    entries = [{**fake_entry(), "family": "short_qa"}]
+    (tmp_path / "audio").mkdir()
+    sf.write(tmp_path / entries[0]["audio"], np.concatenate(noise_chunks(N_UNITS, 1, speech_units=(1,))), 16000)
+    model = random_model(3, protocol.vocab_size)
+    monkeypatch.setattr(ticktock.scenarios.store, "ensure_suite", lambda suite, **kw: (tmp_path, entries))
+    monkeypatch.setattr(ticktock.runtime, "load_runtime", lambda *a, **kw: Runtime(model, protocol, "random", True))
+    out = tmp_path / "res"
+    assert main(["bench", "--decoders", "sl", "--no-plots", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    line = json.loads(captured.out.strip().splitlines()[-1])
+    assert list(line) == ["suite", "clock", "temperature", "concurrent_sessions", "decoders", "out"]
+    assert line["out"] == str(out.resolve()) and (out / "summary.json").exists()
+    assert "bench quick" in captured.err  # progress, on stderr (plain lines: stderr is not a terminal here)
+
+
+def test_bench_tables_fit_80_columns():
+    import io
+
+    from rich.console import Console
+
+    from ticktock.commands.bench import summary_tables, sweep_tables
+
+    row = {"speak_speedup": 1.234, "tool_speedup": 2.31, "mat": 1.87, "lossless": 1.0, "speak_latency_ms": 123.4,
+           "tool_latency_ms": 12345.6, "onset_ms": 150.2, "deadline_miss_rate": 0.0123, "lagging_sessions": 0.05,
+           "max_lag_ms_max": 23456.0}
+    summary = {d: row for d in ["ar", "pld", "tr", "lookahead", "sl", "sl-silence", "sl-runnerup", "sl-branch"]}
+    console = Console(file=io.StringIO(), width=200)
+    for table in summary_tables(summary) + sweep_tables("temperature", {"0": summary, "0.5": summary, "1": summary},
+                                                         list(summary)[1:]):
+        console.print(table)
+    text = console.file.getvalue()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80

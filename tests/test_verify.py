@@ -1,4 +1,4 @@
-"""Draft, verify and the decoders, tested without a model (DESIGN §6).
+"""Draft, verify and the decoders, tested without a model (docs/design.md §6).
 
 A fake "model" (next-token logits from a seeded table indexed by the last three tokens)
 drives every decoder through the engine's loop: propose -> one forward over root + draft

@@ -1,4 +1,4 @@
-"""The chunk protocol: special tokens and the unit layout (DESIGN §1).
+"""The chunk protocol: special tokens and the unit layout (docs/design.md §1).
 
 A session is one causal sequence: a system prefix, then one *unit* per audio chunk::
 
@@ -23,7 +23,7 @@ class Decision(IntEnum):
 
 
 class SlotKind(IntEnum):
-    """What a KV slot holds (the cache ledger, DESIGN §3)."""
+    """What a KV slot holds (the cache ledger, docs/design.md §3)."""
 
     PREFIX = 0
     UNIT_MARKER = 1
@@ -118,7 +118,7 @@ class DuplexProtocol:
         return [self.ids["tool_result"], *self.encode(result), self.ids["result_end"]]
 
     def asr_ids(self, words: str) -> list[int]:
-        """A transcription side-channel segment (DESIGN §4), the transcript cut at `max_asr_tokens`."""
+        """A transcription side-channel segment (docs/design.md §4), the transcript cut at `max_asr_tokens`."""
         return [self.ids["asr_start"], *self.encode(words)[: self.max_asr_tokens], self.ids["asr_end"]]
 
     def output_ids(self, decision: Decision, content: str = "", turn_end: bool = False) -> list[int]:

@@ -6,7 +6,7 @@
     feats = [fe(c) for c in chunks]            # each (100, 80)
 """
 
-from .chunks import split_chunks
+from .chunks import speech_end, split_chunks
 from .errors import AudioError
 from .features import (
     CONTEXT_SAMPLES,
@@ -35,5 +35,6 @@ __all__ = [
     "log_mel",
     "mel_filterbank",
     "resample",
+    "speech_end",
     "split_chunks",
 ]

@@ -31,3 +31,19 @@ def split_chunks(
     padded = np.zeros(n_chunks * chunk_len, dtype=samples.dtype)
     padded[: samples.size] = samples
     return list(padded.reshape(n_chunks, chunk_len))
+
+
+def speech_end(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, frame_s: float = 0.02,
+               floor_db: float = -35.0) -> float:
+    """Seconds from the start of `samples` (N,) to the end of the last frame within `floor_db` of the loudest
+    frame (RMS over `frame_s` frames): where the last speech ends in a plain recording. 0.0 for silence."""
+    samples = np.asarray(samples, dtype=np.float32)
+    n = max(1, int(round(frame_s * sample_rate)))
+    frames = samples[: samples.size // n * n].reshape(-1, n)
+    if frames.size == 0:
+        return 0.0
+    rms = np.sqrt((frames.astype(np.float64) ** 2).mean(axis=1))  # (frames,)
+    if rms.max() <= 0:
+        return 0.0
+    loud = np.flatnonzero(rms >= rms.max() * 10 ** (floor_db / 20))
+    return float((loud[-1] + 1) * n / sample_rate)

@@ -35,20 +35,22 @@ def load_wav(path: str | os.PathLike) -> tuple[np.ndarray, int]:
     """
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise AudioError(f"audio file not found: {path}")
+        raise AudioError(f"audio file not found: {path}", hint="check the path")
     if not os.path.isfile(path):
-        raise AudioError(f"not a file: {path}")
+        raise AudioError(f"not a file: {path}", hint="give an audio file, not a folder")
     try:
         data, sr = sf.read(path, dtype="float32", always_2d=True)
     except (sf.SoundFileError, RuntimeError, TypeError, ValueError) as e:
-        raise AudioError(f"not a readable audio file: {path} ({e})") from e
+        raise AudioError(f"not a readable audio file: {path} ({e})",
+                         hint="give a wav, flac or ogg file (any rate), or convert it to one") from e
     except OSError as e:
-        raise AudioError(f"cannot open audio file: {path} ({e})") from e
+        raise AudioError(f"cannot open audio file: {path} ({e})", hint="check that it can be read") from e
     if data.shape[0] == 0 or data.shape[1] == 0:
-        raise AudioError(f"audio file is empty (0 samples): {path}")
+        raise AudioError(f"audio file is empty (0 samples): {path}", hint="record or render some audio into it")
     mono = data.mean(axis=1, dtype=np.float32) if data.shape[1] > 1 else data[:, 0]
     if not np.all(np.isfinite(mono)):
-        raise AudioError(f"audio file contains NaN or infinite samples: {path}")
+        raise AudioError(f"audio file contains NaN or infinite samples: {path}",
+                         hint="export the recording again, e.g. as 16-bit PCM wav")
     return np.ascontiguousarray(mono, dtype=np.float32), int(sr)
 
 

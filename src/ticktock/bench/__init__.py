@@ -1,1 +1,1 @@
-"""Benchmarks: calibration profiles and the TickTock replay benchmark (DESIGN §7)."""
+"""Benchmarks: calibration profiles and the TickTock replay benchmark (docs/design.md §7)."""

@@ -1,4 +1,4 @@
-"""Calibration: time a forward vs (new tokens, context length) once per model/device (DESIGN §7).
+"""Calibration: time a forward vs (new tokens, context length) once per model/device (docs/design.md §7).
 
     model, name = build_model(shape="qwen2.5-7b", device="cuda", dtype=torch.bfloat16)
     profile = calibrate(model, Grid(contexts=[256, 2048], new_tokens=[1, 32]), name=name)

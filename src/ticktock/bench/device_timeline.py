@@ -1,4 +1,4 @@
-"""N sessions sharing one device, one chunk at a time (DESIGN §7, multi-session replay).
+"""N sessions sharing one device, one chunk at a time (docs/design.md §7, multi-session replay).
 
 Every session's chunk t arrives at (t+1)·Δ. The device first does the chunk work
 (post-audio decoding) of every session whose chunk has arrived, in session order;

@@ -1,4 +1,4 @@
-"""Benchmark metrics from per-unit replay records (DESIGN §7).
+"""Benchmark metrics from per-unit replay records (docs/design.md §7).
 
 Every metric of a decoder is computed against `ar` on the same units: a unit is a
 speak / tool / listen unit by AR's decision (identical for every decoder under

@@ -1,4 +1,4 @@
-"""Replay scripted sessions through every decoder, closed loop, and record every unit (DESIGN §7).
+"""Replay scripted sessions through every decoder, closed loop, and record every unit (docs/design.md §7).
 
 The core, `replay`, takes a model, a protocol and a list of `BenchSession`s
 (id, family, system prompt, one-second chunks, expected units), so it runs on
@@ -152,7 +152,7 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
 
     clock: a clock, or a zero-argument factory for a fresh one per session run.
     concurrent: N sessions at a time share one device (consecutive sessions form a group).
-    side_channel: transcription segments in every session ("after_decision" / "after_content"; DESIGN §4).
+    side_channel: transcription segments in every session ("after_decision" / "after_content"; docs/design.md §4).
     engine: "auto" (fast on CUDA, eager elsewhere) | "eager" | "fast".
     Sampling (temperature > 0) seeds session k (k counted from `first_index`) with `seed + k`,
     the same for every decoder.

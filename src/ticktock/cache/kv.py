@@ -1,4 +1,4 @@
-"""Preallocated KV cache with a slot ledger (DESIGN §3).
+"""Preallocated KV cache with a slot ledger (docs/design.md §3).
 
 Physical slots hold K (after RoPE) and V for every layer; the ledger says, per
 slot, its logical position, unit index and kind. Eviction compacts physical

@@ -1,4 +1,4 @@
-"""`ticktock bench`: replay a suite through every decoder and compare latency against AR (DESIGN §7, §10)."""
+"""`ticktock bench`: replay a suite through every decoder and compare latency against AR (docs/design.md §7, §10)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import datetime as _dt
 import json
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -45,25 +46,28 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=int, default=1,
                    help="replay processes, each with one torch thread (for the cost clock; a wall clock "
                         "would also time their contention)")
-    p.add_argument("--out", default=None, help="results folder (default runs/bench-<suite>-<clock>)")
+    p.add_argument("--out", default=None,
+                   help="results folder (default runs/bench-<suite>-<clock> in the current directory; the --json "
+                        "line names it as \"out\")")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
 
 def _floats(text: str, what: str, cast=float) -> list:
+    from ..cli import CommandError
+
     try:
         vals = [cast(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise SystemExit(f"--{what}: expected a comma-separated list of numbers, got {text!r}")
+        raise CommandError(f"--{what}: expected a comma-separated list of numbers, got {text!r}") from None
     if not vals:
-        raise SystemExit(f"--{what}: no value given")
+        raise CommandError(f"--{what}: no value given")
     return vals
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..bench.metrics import json_view, summarize
     from ..bench.parallel import ReplayJob, parallel_replay
@@ -71,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.replay import ordered_decoders, replay, sessions_from_entries
     from ..bench.report import write_results
     from ..bench.sample import part_of, stratified_sample
+    from ..cli import CommandError
     from ..decoding.registry import DECODERS
+    from ..progress import Progress
     from ..runtime import load_runtime
     from ..scenarios.store import ensure_suite
     from ..session import make_clock
@@ -80,13 +86,11 @@ def run(args: argparse.Namespace) -> int:
     decoders = ordered_decoders(args.decoders.split(","))
     unknown = [d for d in decoders if d not in DECODERS]
     if unknown:
-        console.print(f"[red]unknown decoder(s) {', '.join(unknown)}; known: {', '.join(sorted(DECODERS))}")
-        return 2
+        raise CommandError(f"unknown decoder(s) {', '.join(unknown)}; known: {', '.join(DECODERS)}")
     temps = _floats(args.temperature, "temperature")
     counts = _floats(args.sessions, "sessions", int)
     if min(counts) < 1 or min(temps) < 0:
-        console.print("[red]--sessions must be >= 1 and --temperature >= 0")
-        return 2
+        raise CommandError("--sessions must be >= 1 and --temperature >= 0")
     if args.workers > 1 and args.clock != "cost":
         console.print("[yellow]note: a wall clock with several workers also times their contention; "
                       "keep workers well under the number of cores")
@@ -105,8 +109,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             entries = part_of(entries, args.part)
         except ValueError as err:
-            console.print(f"[red]{err}")
-            return 2
+            raise CommandError(str(err)) from err
     chunk = int(round(rt.protocol.chunk_seconds * 16000))
     chunk_ms = rt.protocol.chunk_seconds * 1000
     side_channel = None if args.side_channel == "off" else args.side_channel
@@ -115,24 +118,22 @@ def run(args: argparse.Namespace) -> int:
     # the main run, then the sweeps' other points: temperature at the first N, N at the first temperature
     settings = [(temps[0], counts[0])] + [(t, counts[0]) for t in temps[1:]] + [(temps[0], n) for n in counts[1:]]
 
-    def records_for(temperature: float, concurrent: int, bar: Progress) -> list[dict]:
-        task = bar.add_task(f"{args.suite} · T={temperature:g} · N={concurrent} · {','.join(decoders)}",
-                            total=len(entries))
-        if args.workers > 1:
-            job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
-                            concurrent, side_channel, rt.protocol.max_asr_tokens, args.engine, args.dtype)
-            return parallel_replay(job, folder, entries, args.workers, progress=lambda k: bar.advance(task, k))
-        return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), decoders, clock,
-                      temperature=temperature, seed=args.seed, concurrent=concurrent, side_channel=side_channel,
-                      progress=lambda s: bar.advance(task), engine=args.engine)
+    def records_for(temperature: float, concurrent: int) -> list[dict]:
+        with Progress(f"bench {args.suite} · T={temperature:g} · N={concurrent} · {len(decoders)} decoders",
+                      len(entries), "sessions", console=console) as bar:
+            if args.workers > 1:
+                job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
+                                concurrent, side_channel, rt.protocol.max_asr_tokens, args.engine, args.dtype)
+                return parallel_replay(job, folder, entries, args.workers, progress=bar.advance)
+            return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), decoders, clock,
+                          temperature=temperature, seed=args.seed, concurrent=concurrent, side_channel=side_channel,
+                          progress=lambda s: bar.advance(), engine=args.engine)
 
     results: dict[tuple[float, int], tuple[list[dict], dict]] = {}
-    with Progress(TextColumn("bench {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as bar:
-        for t, n in settings:
-            if (t, n) not in results:
-                recs = records_for(t, n, bar)
-                results[(t, n)] = (recs, summarize(recs, greedy=t <= 0, chunk_ms=chunk_ms))
+    for t, n in settings:
+        if (t, n) not in results:
+            recs = records_for(t, n)
+            results[(t, n)] = (recs, summarize(recs, greedy=t <= 0, chunk_ms=chunk_ms))
     records, summary = results[settings[0]]
     sweeps = {}
     if len(temps) > 1:
@@ -150,26 +151,12 @@ def run(args: argparse.Namespace) -> int:
               "command": " ".join(sys.argv)}
     write_results(out, config, records, summary, plots=not args.no_plots, sweeps=sweeps)
 
-    table = Table(title=f"ticktock bench · {args.suite} · {args.clock} clock · T={temps[0]:g} · N={counts[0]} · "
-                        f"{rt.name}")
-    cols = [("speak ×", "speak_speedup"), ("tool ×", "tool_speedup"), ("#MAT", "mat"), ("lossless", "lossless"),
-            ("speak ℓ ms", "speak_latency_ms"), ("onset ms", "onset_ms"), ("tool ℓ ms", "tool_latency_ms"),
-            ("miss", "deadline_miss_rate"), ("lagging", "lagging_sessions"), ("max lag ms", "max_lag_ms_max")]
-    table.add_column("decoder")
-    for c, _ in cols:
-        table.add_column(c, justify="right")
-    for d, m in summary.items():
-        table.add_row(d, *[_cell(m.get(k)) for _, k in cols])
-    console.print(table)
+    console.print(f"ticktock bench · {args.suite} · {args.clock} clock · T={temps[0]:g} · N={counts[0]} · {rt.name}")
+    for table in summary_tables(summary):
+        console.print(table)
     for axis, sweep in sweeps.items():
-        st = Table(title=f"speedup vs {axis}")
-        st.add_column(axis)
-        for d in decoders[1:]:
-            st.add_column(f"{d} speak ×", justify="right")
-            st.add_column(f"{d} tool ×", justify="right")
-        for x, summ in sweep.items():
-            st.add_row(x, *[_cell(summ[d].get(k)) for d in decoders[1:] for k in ("speak_speedup", "tool_speedup")])
-        console.print(st)
+        for table in sweep_tables(axis, sweep, decoders[1:]):
+            console.print(table)
     console.print(f"results: {out}/ (report.md, summary.json, units.jsonl)")
     if args.json:
         line = {"suite": args.suite, "clock": args.clock, "temperature": temps[0], "concurrent_sessions": counts[0],
@@ -178,5 +165,45 @@ def run(args: argparse.Namespace) -> int:
             line["sweeps"] = {axis: {x: {d: {k: m[d].get(k) for k in ("speak_speedup", "tool_speedup")}
                                          for d in decoders} for x, m in sweep.items()}
                               for axis, sweep in sweeps.items()}
+        line["out"] = str(Path(out).resolve())  # the results folder (last: the keys before it stay as they were)
         print(json.dumps(line))
     return 0
+
+
+# The summary in two tables of at most 80 columns: (header, summary key) per column.
+SPEED_COLUMNS = [("speak ×", "speak_speedup"), ("tool ×", "tool_speedup"), ("#MAT", "mat"), ("lossless", "lossless"),
+                 ("speak ℓ ms", "speak_latency_ms"), ("tool ℓ ms", "tool_latency_ms")]
+DEADLINE_COLUMNS = [("onset ms", "onset_ms"), ("miss rate", "deadline_miss_rate"),
+                    ("lagging", "lagging_sessions"), ("max lag ms", "max_lag_ms_max")]
+
+
+def summary_tables(summary: dict[str, dict]) -> list[Table]:
+    """Speed (speedup over AR, #MAT, losslessness, mean post-audio latency ℓ) and deadlines (onset, share of
+    units missing the deadline, share of sessions that lag, the worst lag), one row per decoder each."""
+    tables = []
+    for title, cols in (("speed", SPEED_COLUMNS), ("deadlines", DEADLINE_COLUMNS)):
+        table = Table(title=title)
+        table.add_column("decoder")
+        for head, _ in cols:
+            table.add_column(head, justify="right")
+        for d, m in summary.items():
+            table.add_row(d, *[_cell(m.get(k)) for _, k in cols])
+        tables.append(table)
+    return tables
+
+
+SWEEP_SYMBOL = {"temperature": "T=", "sessions": "N="}
+
+
+def sweep_tables(axis: str, sweep: dict[str, dict], decoders: list[str]) -> list[Table]:
+    """Speak and tool speedup over AR along a sweep: one row per decoder, one column per point of the sweep."""
+    tables = []
+    for what, key in (("speak", "speak_speedup"), ("tool", "tool_speedup")):
+        table = Table(title=f"{what} speedup vs {axis}")
+        table.add_column("decoder")
+        for x in sweep:
+            table.add_column(f"{SWEEP_SYMBOL.get(axis, axis + ' ')}{x}", justify="right")
+        for d in decoders:
+            table.add_row(d, *[_cell(summ[d].get(key)) for summ in sweep.values()])
+        tables.append(table)
+    return tables

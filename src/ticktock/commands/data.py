@@ -10,7 +10,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("data", help="render suites of synthetic spoken sessions")
     dsub = p.add_subparsers(dest="action", required=True)
     m = dsub.add_parser("make", help="render a suite to DIR/manifest.jsonl and DIR/audio/*.wav")
-    m.add_argument("--suite", required=True, choices=["quick", "heldout", "full", "long", "pairs", "takeover"])
+    m.add_argument("--suite", required=True,
+                   choices=["quick", "heldout", "full", "long", "pairs", "takeover", "phrasings"])
     m.add_argument("--out", default=None, help="folder (default: $TICKTOCK_DATA or ~/.cache/ticktock/data/<suite>)")
     m.add_argument("--n", type=int, default=None, help="number of sessions (default: the suite's size)")
     m.add_argument("--workers", type=int, default=None)

@@ -7,7 +7,6 @@ import json
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, track
 from rich.table import Table
 
 from .engine_options import add_engine_options
@@ -15,7 +14,9 @@ from .engine_options import add_engine_options
 
 def add_parser(sub) -> None:
     p = sub.add_parser("eval", help="model quality on a suite: decisions, answers, tool calls, turn-taking")
-    p.add_argument("--suite", default="quick", choices=["quick", "heldout", "full", "pairs", "takeover"])
+    p.add_argument("--suite", default="quick",
+                   choices=["quick", "heldout", "full", "pairs", "takeover", "phrasings"],
+                   help="phrasings: 51 requests in other words than the training templates (default quick)")
     p.add_argument("--n", type=int, default=None, help="only the first N sessions")
     p.add_argument("--families", default=None, metavar="NAME,...",
                    help="only sessions of these task families, e.g. pause_handling (after --n)")
@@ -36,8 +37,10 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..cli import CommandError
     from ..evaluation.eval_parallel import EvalJob, parallel_sessions
     from ..evaluation.quality import behaviour_vs_base, per_family, score
+    from ..progress import Progress
     from ..scenarios.store import ensure_suite
     from ..scenarios.suites import GENERATORS, load_session
 
@@ -46,35 +49,33 @@ def run(args: argparse.Namespace) -> int:
     families = set(args.families.split(",")) if args.families else None
     unknown = families - set(GENERATORS) if families else set()
     if unknown:
-        console.print(f"[red]unknown families: {', '.join(sorted(unknown))}; known: {', '.join(GENERATORS)}")
-        return 2
+        raise CommandError(f"unknown families: {', '.join(sorted(unknown))}; known: {', '.join(GENERATORS)}")
     if args.workers <= 0:
-        console.print("[red]--workers must be a positive integer")
-        return 2
+        raise CommandError("--workers must be a positive integer")
     side = None if args.side_channel == "off" else args.side_channel
     job = EvalJob(args.model, args.base, args.device, side, args.engine, args.dtype)
     try:
         rt, rt_side = job.runtimes()
     except FileNotFoundError as err:
-        console.print(f"[red]{err}")
-        return 2
+        raise CommandError(f"{err}; pass --model a model folder (config.json, model.safetensors, "
+                           "tokenizer.json)") from err
     folder, entries = ensure_suite(args.suite)
     entries = entries[: args.n] if args.n else entries
     entries = [e for e in entries if families is None or e["family"] in families]
 
     outcomes, base = [], []
-    if args.workers > 1:
-        with Progress(TextColumn(f"eval {args.suite}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console) as bar:
-            task = bar.add_task("sessions", total=len(entries))
-            base, outcomes = parallel_sessions(job, folder, entries, args.workers, progress=lambda: bar.advance(task))
-    else:
-        for e in track(entries, description=f"eval {args.suite}", console=console):
-            _, audio = load_session(folder, e)
-            b, s = job.run(rt, rt_side, e, audio)
-            base.append(b)
-            if s is not None:
-                outcomes.append(s)
+    with Progress(f"eval {args.suite}", len(entries), "sessions", console=console) as bar:
+        if args.workers > 1:
+            base, outcomes = parallel_sessions(job, folder, entries, args.workers, progress=bar.advance)
+        else:
+            for e in entries:
+                bar.note(e["id"])
+                _, audio = load_session(folder, e)
+                b, s = job.run(rt, rt_side, e, audio)
+                base.append(b)
+                if s is not None:
+                    outcomes.append(s)
+                bar.advance()
     outcomes = outcomes or base
     summary = score(outcomes)
     summary["decision_acc_by_family"] = per_family(outcomes)

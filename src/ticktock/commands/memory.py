@@ -1,4 +1,4 @@
-"""`ticktock memory`: long sessions under each KV eviction policy, with the ASR cascade beside (DESIGN §4, §10)."""
+"""`ticktock memory`: KV eviction policies on long sessions, the ASR cascade beside (docs/design.md §4, §10)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from .engine_options import add_engine_options
 
 DEFAULT_POLICIES = "none,streaming_llm,unit_drop,a2t"
 DEFAULT_BUDGET = 1024
-COLUMNS = [("peak_slots", "peak"), ("final_slots", "final"), ("peak_vs_none", "Δpeak"), ("wer", "WER"),
-           ("recall_acc", "recall"), ("unit_ms_mean", "unit ms"), ("unit_ms_p99", "p99 ms"),
-           ("deadline_misses", "misses"), ("decision_agreement", "agree"), ("pause_takeover", "pause TO")]
+# two tables of at most 80 columns: (summary key, header) per column
+MEMORY_COLUMNS = [("peak_slots", "peak"), ("final_slots", "final"), ("peak_vs_none", "Δpeak"), ("wer", "WER"),
+                  ("recall_acc", "recall")]
+TIME_COLUMNS = [("unit_ms_mean", "unit ms"), ("unit_ms_p99", "p99 ms"), ("deadline_misses", "misses"),
+                ("decision_agreement", "agree"), ("pause_takeover", "pause TO")]
 
 
 def add_parser(sub) -> None:
@@ -62,14 +64,15 @@ def _cell(key: str, x) -> str:
 
 def run(args: argparse.Namespace) -> int:
     import torch
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..bench.profiles import profile_for_clock
     from ..cache.policies import POLICIES, make_policy
+    from ..cli import CommandError
     from ..evaluation.cascade import PocketSphinx, cascade_available
     from ..evaluation.memory import ordered_policies, resolve_side_channel, summarize
     from ..evaluation.memory_parallel import MemoryJob, parallel_policy_runs
     from ..evaluation.wer import corpus_wer, user_words
+    from ..progress import Progress
     from ..scenarios.store import ensure_suite
     from ..scenarios.suites import load_session
 
@@ -77,25 +80,20 @@ def run(args: argparse.Namespace) -> int:
     policies = ordered_policies(args.policies.split(","))
     unknown = [p for p in policies if p not in POLICIES]
     if unknown:
-        console.print(f"[red]unknown policy(s) {', '.join(unknown)}; known: {', '.join(POLICIES)}")
-        return 2
+        raise CommandError(f"unknown policy(s) {', '.join(unknown)}; known: {', '.join(POLICIES)}")
     if args.budget <= 0 or (args.n is not None and args.n <= 0) or args.workers <= 0:
-        console.print("[red]--budget, --n and --workers must be positive integers")
-        return 2
+        raise CommandError("--budget, --n and --workers must be positive integers")
     if args.workers > 1 and args.clock != "cost":
         console.print("[yellow]note: a wall clock with several workers also times their contention; "
                       "keep workers well under the number of cores")
     try:
         side = resolve_side_channel(args.side_channel)
     except ValueError as err:
-        console.print(f"[red]{err}")
-        return 2
+        raise CommandError(str(err)) from err
     if args.oracle_transcripts and side != "after_content":
-        console.print("[red]--oracle-transcripts needs --side-channel after_content")
-        return 2
+        raise CommandError("--oracle-transcripts needs --side-channel after_content")
     if args.cascade and not cascade_available():
-        console.print("[red]--cascade needs pocketsphinx: pip install 'ticktock[bench]'")
-        return 2
+        raise CommandError("--cascade needs pocketsphinx: pip install 'ticktock[bench]'")
     asr = PocketSphinx() if (args.cascade is not False and cascade_available()) else None
     profile = profile_for_clock(args.clock, args.calibration)
 
@@ -105,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         rt = job.runtime()
     except FileNotFoundError as err:
-        console.print(f"[red]{err}")
-        return 2
+        raise CommandError(f"{err}; pass --model a model folder (config.json, model.safetensors, "
+                           "tokenizer.json)") from err
     if not rt.trained:
         console.print(f"[yellow]note: {rt.name}; slots and times are meaningful, answers are not")
     folder, entries = ensure_suite(args.suite)
@@ -115,26 +113,24 @@ def run(args: argparse.Namespace) -> int:
     runs: dict[str, list] = {p: [] for p in policies}
     refs, hyps = [], []
 
-    with Progress(TextColumn("memory {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as bar:
-        task = bar.add_task(f"{args.suite} · {','.join(policies)} · B={args.budget}",
-                            total=units_total * (len(policies) + (asr is not None)))
+    with Progress(f"memory {args.suite} · B={args.budget}", units_total * (len(policies) + (asr is not None)),
+                  "units", console=console) as bar:
         parallel = args.workers > 1
         if parallel:  # every policy run first, in worker processes; the cascade below
-            bar.update(task, description=f"{len(entries)} sessions · {args.workers} workers")
+            bar.note(f"{len(entries)} sessions · {args.workers} workers")
             runs = parallel_policy_runs(job, folder, entries, policies, args.workers,
-                                        progress=lambda e: bar.advance(task, e["n_units"]))
+                                        progress=lambda e: bar.advance(e["n_units"]))
         for e in entries:
             _, audio = load_session(folder, e)
             for name in () if parallel else policies:
-                bar.update(task, description=f"{e['id']} · {name}")
+                bar.note(f"{e['id']} · {name}")
                 runs[name].append(job.run(rt, e, audio, name))
-                bar.advance(task, e["n_units"])
+                bar.advance(e["n_units"])
             if asr is not None:
-                bar.update(task, description=f"{e['id']} · {asr.name}")
+                bar.note(f"{e['id']} · {asr.name}")
                 refs.append(user_words(e))
                 hyps.append(asr.transcribe(audio))
-                bar.advance(task, e["n_units"])
+                bar.advance(e["n_units"])
 
     summary = {
         "suite": args.suite, "sessions": len(entries), "units": units_total, "budget": args.budget,
@@ -145,14 +141,17 @@ def run(args: argparse.Namespace) -> int:
         "params": {p: repr(make_policy(p, budget=args.budget)) for p in policies},
         "policies": {p: summarize(runs[p], runs["none"], side) for p in policies},
     }
-    table = Table(title=f"ticktock memory · {args.suite} ({len(entries)} sessions, {units_total} units) · "
-                        f"B={args.budget} · {args.clock} clock · {args.decoder} · {rt.name}")
-    table.add_column("policy")
-    for _, head in COLUMNS:
-        table.add_column(head, justify="right")
-    for p, row in summary["policies"].items():
-        table.add_row(p, *(_cell(k, row.get(k)) for k, _ in COLUMNS))
-    console.print(table)
+    console.print(f"ticktock memory · {args.suite} ({len(entries)} sessions, {units_total} units) · "
+                  f"B={args.budget} · {args.clock} clock · {args.decoder} · {rt.name}")
+    for title, cols in (("resident KV slots, transcripts and recall", MEMORY_COLUMNS),
+                        ("time per unit and behaviour", TIME_COLUMNS)):
+        table = Table(title=title)
+        table.add_column("policy")
+        for _, head in cols:
+            table.add_column(head, justify="right")
+        for p, row in summary["policies"].items():
+            table.add_row(p, *(_cell(k, row.get(k)) for k, _ in cols))
+        console.print(table)
     side_note = summary["policies"]["none"]["side_channel"]
     console.print(f"side channel: {side_note}")
     if asr is not None:

@@ -1,4 +1,4 @@
-"""`ticktock serve`: the real-time WebSocket server and the browser page (DESIGN §8, docs/protocol.md)."""
+"""`ticktock serve`: the real-time WebSocket server and the browser page (docs/design.md §8, docs/protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Draft, verify and the decoders that propose drafts (DESIGN §6)."""
+"""Draft, verify and the decoders that propose drafts (docs/design.md §6)."""
 
 from ticktock.decoding.base import AutoregressiveDecoder, Decoder
 from ticktock.decoding.draft import Draft

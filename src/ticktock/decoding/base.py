@@ -1,4 +1,4 @@
-"""The `Decoder` interface: propose a draft, learn from the verdict (DESIGN §6).
+"""The `Decoder` interface: propose a draft, learn from the verdict (docs/design.md §6).
 
 The engine's step, for every decoder::
 

@@ -1,4 +1,4 @@
-"""Decoders by name (the names the CLI and the benchmark use, DESIGN §10)."""
+"""Decoders by name (the names the CLI and the benchmark use, docs/design.md §10)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Speculative Listening: decode the next unit before its audio arrives, verify inside its prefill.
 
 "Decode Before You Hear: Speculative Listening for Chunk-Interleaved Full-Duplex
-Speech Language Models" (method steps 1–6; DESIGN §6):
+Speech Language Models" (method steps 1–6; docs/design.md §6):
 
 1. draft — in the idle window after unit t−1, on a fork of the cache, append the
    silence hypothesis `a_sil` (the encoder's output for a silent chunk with the

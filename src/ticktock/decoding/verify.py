@@ -1,4 +1,4 @@
-"""The only code that accepts tokens (DESIGN §6).
+"""The only code that accepts tokens (docs/design.md §6).
 
 The engine runs one forward over the root and every draft node and hands over
 ``logits`` ``(n + 1, V)``: row 0 = next-token logits at the root (the last committed

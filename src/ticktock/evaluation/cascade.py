@@ -6,7 +6,7 @@
 The audio is cut into speech regions by PocketSphinx's own voice-activity segmenter and
 each region is decoded with the default en-us acoustic model, language model and
 dictionary, untuned. This is the "separate ASR model" the acoustic-to-text side channel
-is compared with (DESIGN §4).
+is compared with (docs/design.md §4).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`ticktock memory`: long sessions under each KV eviction policy (DESIGN §4, §7).
+"""`ticktock memory`: long sessions under each KV eviction policy (docs/design.md §4, §7).
 
 Every long session is replayed closed loop (AR greedy; the model hears its real audio and
 its own past outputs; tool calls get the mock tools' results, as in `ticktock eval`) once

@@ -1,4 +1,4 @@
-"""Model quality on scripted sessions (AR greedy, closed loop): `ticktock eval` (DESIGN §7 behaviour).
+"""Model quality on scripted sessions (AR greedy, closed loop): `ticktock eval` (docs/design.md §7 behaviour).
 
 Every session is replayed chunk by chunk; the model hears its real audio and its
 own past outputs (no teacher forcing). Tool results come from the mock tools when
@@ -39,7 +39,7 @@ class SessionOutcome:
 
 def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, tool_runner,
                 side_channel: str | None = None, engine: str = "auto") -> SessionOutcome:
-    """One scripted session, closed loop; `side_channel` places transcription segments (DESIGN §4)."""
+    """One scripted session, closed loop; `side_channel` places transcription segments (docs/design.md §4)."""
     with borrowed_engine(model, engine) as eng:
         sess = DuplexSession(model, protocol, "sl-silence", clock=CostModelClock(_GENEROUS), system=entry["system"],
                              side_channel=side_channel, engine=eng)

@@ -1,4 +1,4 @@
-"""The synthetic spoken-dialogue world (DESIGN §5): scripted sessions for nine task families,
+"""The synthetic spoken-dialogue world (docs/design.md §5): scripted sessions for nine task families,
 rendered with espeak-ng to 16 kHz audio with exact word times.
 
     from ticktock.scenarios import make_scripts, write_suite, load_manifest

@@ -19,6 +19,9 @@ SYSTEM_PROMPTS = [
     "you are a travel and kitchen helper. be short and polite.",
 ]
 TOOLS_LINE = "tools: " + ", ".join(TOOLS) + "."
+# A system prompt the model was trained with (every session draws one of SYSTEM_PROMPTS + TOOLS_LINE): the
+# default where nothing else says which (`ticktock demo`).
+DEFAULT_SYSTEM_PROMPT = f"{SYSTEM_PROMPTS[0]} {TOOLS_LINE}"
 BACKCHANNELS = ["uh-huh", "mm-hmm", "yeah", "okay", "right", "i see", "sure", "got it"]
 LEAD_S = (1.0, 2.0)  # leading silence
 TAIL_UNITS = (1, 2)  # listen units after everything

@@ -1,4 +1,4 @@
-"""The nine task families of DESIGN §5 (plus long sessions): `family(rng) -> Script`.
+"""The nine task families of docs/design.md §5 (plus long sessions): `family(rng) -> Script`.
 
 Each family composes intents (what is asked) with a behaviour (how the turn unfolds:
 pauses, backchannels, barge-ins, background talkers, tool calls, recall).

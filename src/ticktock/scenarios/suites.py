@@ -22,9 +22,11 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import soundfile as sf
 
+from ..progress import Progress
 from .augment import Augment
 from .espeak import SAMPLE_RATE, EspeakRenderer
 from .families import FAMILIES, long_session, tool_pair
+from .phrasings import PHRASINGS, phrasing_script
 from .render import Rendered, render_session
 from .script import Script
 from .voices import draw_voice
@@ -44,6 +46,8 @@ class Suite:
     # (family, count) blocks after the round-robin sessions: a family added to a suite later leaves
     # the sessions before it (and every result measured on them) unchanged
     appended: tuple[tuple[str, int], ...] = ()
+    # a suite written out session by session (`phrasings`): session i is scripts(i, rng), not a family's draw
+    scripts: Callable[[int, random.Random], Script] | None = None
 
     def family_at(self, i: int) -> str:
         """The task family of session i."""
@@ -65,6 +69,9 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     # takeover rates over 750 pauses and 418 backchannels: the 51 and 199 pauses
     # of `heldout` and `full` leave a takeover change uncertain by ±2-5 points
     Suite("takeover", 600, "heldout", seed=6006, families=("pause_handling", "backchannel")),
+    # requests written by hand in other words than the generator's templates (scenarios/phrasings.py)
+    Suite("phrasings", len(PHRASINGS), "heldout", seed=7007, families=("short_qa", "tool_call"),
+          scripts=phrasing_script),
     Suite("train", None, "train", seed=0, families=(*FAMILIES, "tool_pair")),
 )}
 
@@ -77,9 +84,9 @@ def script_at(suite: str | Suite, i: int, seed: int | None = None) -> Script:
     """The i-th session of a suite (deterministic in suite, seed and i)."""
     s = _suite(suite)
     seed = s.seed if seed is None else seed
-    family = s.family_at(i)
-    script = GENERATORS[family](random.Random(f"{s.name}:{seed}:{i}"))
-    script.id = f"{s.name}-{i:05d}-{family}"
+    rng = random.Random(f"{s.name}:{seed}:{i}")
+    script = s.scripts(i, rng) if s.scripts is not None else GENERATORS[s.family_at(i)](rng)
+    script.id = f"{s.name}-{i:05d}-{script.family}"
     return script
 
 
@@ -143,7 +150,8 @@ def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = 
     jobs = [(sc.to_dict(), s.name, str(out), seed) for sc in make_scripts(s, n, seed, len(kept))]
     workers = workers or (os.cpu_count() or 1)
     manifest, partial = out / "manifest.jsonl", out / "manifest.jsonl.partial"
-    with open(partial, "w") as f, _progress(progress, len(jobs), s.name) as advance:
+    # on stderr: a command's --json output on stdout must stay parseable when a suite is rendered first
+    with open(partial, "w") as f, Progress(f"rendering {s.name}", len(jobs), "sessions", enabled=progress) as bar:
         for entry in kept:
             f.write(json.dumps(entry) + "\n")
         if len(jobs) >= POOL_MIN_SESSIONS and workers > 1:
@@ -151,37 +159,13 @@ def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = 
                 results = pool.imap(_render_one, jobs, chunksize=4)
                 for entry in results:
                     f.write(json.dumps(entry) + "\n")
-                    advance()
+                    bar.advance()
         else:
             for job in jobs:
                 f.write(json.dumps(_render_one(job)) + "\n")
-                advance()
+                bar.advance()
     os.replace(partial, manifest)
     return manifest
-
-
-class _progress:
-    """A rich progress bar (or nothing) as a context manager yielding an advance() callable."""
-
-    def __init__(self, enabled: bool, total: int, name: str) -> None:
-        self.enabled, self.total, self.name = enabled, total, name
-
-    def __enter__(self) -> Callable[[], None]:
-        if not self.enabled:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        # on stderr: a command's --json output on stdout must stay parseable when a suite is rendered first
-        self.bar = Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
-                            TimeRemainingColumn(), console=Console(stderr=True))
-        self.bar.__enter__()
-        task = self.bar.add_task(f"rendering {self.name}", total=self.total)
-        return lambda: self.bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.bar.__exit__(*exc)
 
 
 class DamagedManifest(ValueError):

@@ -181,7 +181,7 @@ TOOLS = {f.__name__: f for f in (find_flights, get_weather, set_timer, convert_c
 def format_call(name: str, **kwargs: object) -> str:
     """`format_call('set_timer', minutes=10)` -> '{"name": "set_timer", "arguments": {"minutes": 10}}'.
 
-    JSON, the way function-calling LLMs write calls: a call is tens of tokens (DESIGN §1), which is
+    JSON, the way function-calling LLMs write calls: a call is tens of tokens (docs/design.md §1), which is
     what drafting a tool call ahead of the audio saves."""
     return json.dumps({"name": name, "arguments": kwargs})
 

@@ -1,4 +1,4 @@
-"""Clocks: how long a forward takes. `WallClock` measures; `CostModelClock` looks it up (DESIGN §7).
+"""Clocks: how long a forward takes. `WallClock` measures; `CostModelClock` looks it up (docs/design.md §7).
 
 The cost model is a calibrated table of forward time vs new tokens and context
 length (written by `ticktock calibrate`), which makes replays deterministic and

@@ -1,4 +1,4 @@
-"""How a unit's idle window is shared between the transcript segment and the draft (DESIGN §4, §6).
+"""How a unit's idle window is shared between the transcript segment and the draft (docs/design.md §4, §6).
 
 The trailing transcript segment (`after_content`) is decoded first: the draft is made
 from a context that already holds it. So the schedule bounds the transcript to a share

@@ -2,7 +2,7 @@
 
 Every token is predicted by a full forward over the entire sequence so far, so
 this is slow and obviously right; fast paths are tested token-identical to it.
-With a side channel (DESIGN §4), each unit's list also holds its transcription
+With a side channel (docs/design.md §4), each unit's list also holds its transcription
 segment, where it sits: after a speak/tool decision, or after the unit's last token.
 """
 

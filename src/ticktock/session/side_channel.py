@@ -1,4 +1,4 @@
-"""The transcription side channel (DESIGN §4): `<|asr_start|> words <|asr_end|>` per unit.
+"""The transcription side channel (docs/design.md §4): `<|asr_start|> words <|asr_end|>` per unit.
 
 A segment stays in the context and is never spoken. The model decides whether to
 open one: at the designated point the session looks at the greedy next token; if it

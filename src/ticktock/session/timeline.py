@@ -1,4 +1,4 @@
-"""The chunk timeline: arrivals, idle windows, post-audio latency ℓ_t, lag b_t, misses (DESIGN §7).
+"""The chunk timeline: arrivals, idle windows, post-audio latency ℓ_t, lag b_t, misses (docs/design.md §7).
 
 Audio chunk t arrives at t·Δ. Idle work for unit t (drafting, prefilling the
 previous terminator and the unit marker) starts when unit t−1 ends; whatever

@@ -1,4 +1,4 @@
-"""`ticktock train base`: the recipe that makes `ticktock-tiny` from the synthetic world (DESIGN §5, §5a).
+"""`ticktock train base`: the recipe that makes `ticktock-tiny` from the synthetic world (docs/design.md §5, §5a).
 
 * tokenizer: byte-level BPE on every text the world can produce;
 * data: fresh sessions rendered continuously by worker processes (train voices only);

@@ -1,4 +1,4 @@
-"""Memory examples as the runtime's cache holds them: the session whole, under the eviction mask (DESIGN §4).
+"""Memory examples as the runtime's cache holds them: the session whole, under the eviction mask (docs/design.md §4).
 
 `memory_data` lays an evicted session out compacted and runs it as one causal sequence, so the old transcripts
 are recomputed without the audio they were written beside. The runtime never does that: their keys and values

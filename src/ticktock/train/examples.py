@@ -1,6 +1,6 @@
 """Training examples: a window of a scripted, rendered session as one token/audio sequence.
 
-Layout (DESIGN §1): prefix, then per unit `<unit> a_1..a_E [tool result] outputs`.
+Layout (docs/design.md §1): prefix, then per unit `<unit> a_1..a_E [tool result] outputs`.
 Labels are the model's outputs only (decision, content, terminator); everything
 else is input. Units sit at a random logical-position offset after the prefix so
 long sessions (and evicted caches) stay in distribution.
@@ -19,7 +19,7 @@ from ..protocol import Decision, DuplexProtocol
 IGNORE = -100
 TRANSCRIBE_SYSTEM = "Transcribe what you hear."
 CONTEXT_SAMPLES = 240
-EMISSION_DELAY_S = 0.5  # δ: a word is transcribed once this much audio after its end has arrived (DESIGN §4)
+EMISSION_DELAY_S = 0.5  # δ: a word is transcribed once this much audio after its end has arrived (docs/design.md §4)
 
 
 @dataclass

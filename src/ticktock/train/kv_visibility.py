@@ -1,4 +1,4 @@
-"""What each token of a session saw when the runtime wrote it into an evicting cache (DESIGN §3–4).
+"""What each token of a session saw when the runtime wrote it into an evicting cache (docs/design.md §3–4).
 
 The runtime never re-encodes: after `AcousticToText` evicts a unit's audio, the transcript and reply tokens
 written while that audio was resident keep their keys and values, computed with it. A memory example laid

@@ -1,4 +1,4 @@
-"""Memory examples: a session's context as the `a2t` eviction policy leaves it (DESIGN §4).
+"""Memory examples: a session's context as the `a2t` eviction policy leaves it (docs/design.md §4).
 
 The student sees the prefix, then every unit from the session's start. Units outside the
 last `retention_units` keep only what `AcousticToText` keeps — transcript words, replies,

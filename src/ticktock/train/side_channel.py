@@ -1,4 +1,4 @@
-"""`ticktock train side-channel`: teach the base model to transcribe into its own context (DESIGN §4).
+"""`ticktock train side-channel`: teach the base model to transcribe into its own context (docs/design.md §4).
 
 From the base model: PEFT LoRA (rank 16, α 32) on the decoder's attention (q/k/v/o) and
 MLP (gate/up/down) projections, plus the embedding rows of `<|asr_start|>`/`<|asr_end|>`

@@ -1,4 +1,4 @@
-"""Side-channel training examples: one session window laid out twice (DESIGN §4).
+"""Side-channel training examples: one session window laid out twice (docs/design.md §4).
 
 * the **student** sequence holds a transcription segment `<|asr_start|> words <|asr_end|>`
   in the units whose words end there (`word_units`), at the chosen placement;

@@ -1,7 +1,7 @@
 """The training loop: examples from worker processes, batched audio features on the device, CE on outputs.
 
 Workers render fresh sessions continuously (a fixed set is memorised within
-minutes, DESIGN §5a; `intake`); the trainer samples batches from a replay buffer of the
+minutes, docs/design.md §5a; `intake`); the trainer samples batches from a replay buffer of the
 newest examples so the GPU never waits on rendering. The log says how many examples
 the workers made (`made`) and how often each was drawn on average (`draws_per_example`):
 far above 1, examples can be learnt by heart (docs/memory.md, "Recall runs W, X, Y").

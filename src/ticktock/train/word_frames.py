@@ -1,6 +1,6 @@
 """Frame-level word targets for the audio encoder: a dense, exactly aligned listening objective.
 
-DESIGN §5a: the LM's output loss alone reaches the encoder too sparsely to teach it
+docs/design.md §5a: the LM's output loss alone reaches the encoder too sparsely to teach it
 words. The renderer knows every word's start and end, so each inner encoder frame
 (e.g. 50 ms) gets a class: the user word being spoken then, `BACKGROUND` for another
 talker, `SILENCE` otherwise. A linear head on the encoder's inner frames is trained on

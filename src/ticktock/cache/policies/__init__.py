@@ -1,4 +1,4 @@
-"""Eviction policies: one small class per file, one method choosing slots (DESIGN §3).
+"""Eviction policies: one small class per file, one method choosing slots (docs/design.md §3).
 
     policy = make_policy("a2t", budget=1024)     # every parameter derived from one budget B
     policy = make_policy("unit_drop", high=2048, low=1024)

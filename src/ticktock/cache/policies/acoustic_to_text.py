@@ -1,6 +1,6 @@
 """`AcousticToText`: evict old acoustic and structural slots, keep the text.
 
-Follows "Acoustic-to-Text KV Compression for Full-Duplex Speech Models" (DESIGN §4): the
+Follows "Acoustic-to-Text KV Compression for Full-Duplex Speech Models" (docs/design.md §4): the
 model writes a transcript of what it heard into its own context (the `<|asr_start|> …
 <|asr_end|>` side channel); after each unit, while the cache holds more than `budget`
 slots, the unit marker, audio, decision, transcript delimiters and terminators of the

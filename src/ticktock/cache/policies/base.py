@@ -1,4 +1,4 @@
-"""The eviction-policy interface: one method choosing which resident slots to drop (DESIGN §3).
+"""The eviction-policy interface: one method choosing which resident slots to drop (docs/design.md §3).
 
 A policy runs after every unit (`DuplexSession.step`), on the cache as that unit left it.
 It only *chooses* physical slots; `KVCache.evict` compacts them away, survivors keep their

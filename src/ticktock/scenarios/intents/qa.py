@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from ..text import number_words
-from ..world import COLOURS, COUNTRIES, DAYS, MONTH_DAYS, MONTHS
+from ..world import COLOURS, COUNTRIES, DAYS, MONTH_DAYS, MONTHS, Country
 from .exchange import Exchange, phrase
 
 OPS = {"plus": lambda a, b: a + b, "minus": lambda a, b: a - b, "times": lambda a, b: a * b}
@@ -13,12 +13,57 @@ TIME_UNITS = [("seconds", "minute", 60), ("minutes", "hour", 60), ("hours", "day
               ("days", "week", 7), ("months", "year", 12), ("weeks", "year", 52)]
 
 
+# The replies the model is trained to give, one function per intent (the `phrasings` suite asks the same
+# things in other words and expects these same replies).
+def capital_reply(c: Country) -> str:
+    return f"the capital of {c.name} is {c.capital}."
+
+
+def currency_reply(c: Country) -> str:
+    return f"in {c.name} they use the {c.currency}."
+
+
+def language_reply(c: Country) -> str:
+    return f"people in {c.name} speak {c.language}."
+
+
+def continent_reply(c: Country) -> str:
+    return f"{c.name} is in {c.continent}."
+
+
+def arithmetic_reply(a: int, op: str, b: int) -> str:
+    return f"{a} {op} {b} is {OPS[op](a, b)}."
+
+
+def colour_reply(thing: str) -> str:
+    return f"{thing} is {COLOURS[thing]}."
+
+
+def day_reply(day: str, after: bool) -> str:
+    i = DAYS.index(day)
+    return f"the day {'after' if after else 'before'} {day} is {DAYS[(i + (1 if after else -1)) % 7]}."
+
+
+def month_after_reply(month: str) -> str:
+    return f"the month after {month} is {MONTHS[(MONTHS.index(month) + 1) % 12]}."
+
+
+def month_days_reply(month: str) -> str:
+    extra = ", or 29 in a leap year" if month == "february" else ""
+    return f"{month} has {MONTH_DAYS[month]} days{extra}."
+
+
+def time_units_reply(small: str, big: str) -> str:
+    n = next(n for s, b, n in TIME_UNITS if (s, b) == (small, big))
+    return f"there are {n} {small} in a {big}."
+
+
 def capital(rng: random.Random) -> Exchange:
     c = rng.choice(COUNTRIES)
     q = phrase(rng, ["what is the capital of | {c}?", "do you know the capital | of {c}?",
                      "tell me the capital | of {c}.", "which city is the capital | of {c}?",
                      "what's the capital city | of {c}?"], c=c.name)
-    return Exchange(q, f"the capital of {c.name} is {c.capital}.", intent="capital")
+    return Exchange(q, capital_reply(c), intent="capital")
 
 
 def currency(rng: random.Random) -> Exchange:
@@ -26,7 +71,7 @@ def currency(rng: random.Random) -> Exchange:
     q = phrase(rng, ["what currency | do they use in {c}?", "what is the currency | of {c}?",
                      "what money do people use | in {c}?", "which currency is used | in {c}?"],
                c=c.name)
-    return Exchange(q, f"in {c.name} they use the {c.currency}.", intent="currency")
+    return Exchange(q, currency_reply(c), intent="currency")
 
 
 def language(rng: random.Random) -> Exchange:
@@ -34,7 +79,7 @@ def language(rng: random.Random) -> Exchange:
     q = phrase(rng, ["what language do they speak | in {c}?", "which language is spoken | in {c}?",
                      "what do people speak | in {c}?", "what is the main language | of {c}?"],
                c=c.name)
-    return Exchange(q, f"people in {c.name} speak {c.language}.", intent="language")
+    return Exchange(q, language_reply(c), intent="language")
 
 
 def continent(rng: random.Random) -> Exchange:
@@ -42,7 +87,7 @@ def continent(rng: random.Random) -> Exchange:
     q = phrase(rng, ["on which continent | is {c}?", "where in the world | is {c}?",
                      "which part of the world | is {c} in?", "what continent is | {c} on?"],
                c=c.name)
-    return Exchange(q, f"{c.name} is in {c.continent}.", intent="continent")
+    return Exchange(q, continent_reply(c), intent="continent")
 
 
 def arithmetic(rng: random.Random) -> Exchange:
@@ -53,19 +98,18 @@ def arithmetic(rng: random.Random) -> Exchange:
         a, b = rng.randint(1, 20), rng.randint(1, 20)
         if op == "minus" and b > a:
             a, b = b, a
-    r = OPS[op](a, b)
     q = phrase(rng, ["what is {a} {op} | {b}?", "how much is {a} {op} | {b}?",
                      "can you tell me | what {a} {op} {b} is?", "quick question, what's {a} {op} | {b}?",
                      "{a} {op} {b}, | what does that make?"],
                a=number_words(a), op=op, b=number_words(b))
-    return Exchange(q, f"{a} {op} {b} is {r}.", intent="arithmetic")
+    return Exchange(q, arithmetic_reply(a, op, b), intent="arithmetic")
 
 
 def colour(rng: random.Random) -> Exchange:
-    thing, col = rng.choice(list(COLOURS.items()))
+    thing, _ = rng.choice(list(COLOURS.items()))
     q = phrase(rng, ["what colour is | {t}?", "what is the colour | of {t}?",
                      "tell me the colour | of {t}.", "which colour is | {t}?"], t=thing)
-    return Exchange(q, f"{thing} is {col}.", intent="colour")
+    return Exchange(q, colour_reply(thing), intent="colour")
 
 
 def day_next(rng: random.Random) -> Exchange:
@@ -73,33 +117,32 @@ def day_next(rng: random.Random) -> Exchange:
     if rng.random() < 0.5:
         q = phrase(rng, ["what day comes after | {d}?", "which day is after | {d}?",
                          "what is the day after | {d}?", "tell me the day | after {d}."], d=DAYS[i])
-        return Exchange(q, f"the day after {DAYS[i]} is {DAYS[(i + 1) % 7]}.", intent="day_after")
+        return Exchange(q, day_reply(DAYS[i], after=True), intent="day_after")
     q = phrase(rng, ["what day comes before | {d}?", "which day is before | {d}?",
                      "what is the day before | {d}?", "tell me the day | before {d}."], d=DAYS[i])
-    return Exchange(q, f"the day before {DAYS[i]} is {DAYS[(i - 1) % 7]}.", intent="day_before")
+    return Exchange(q, day_reply(DAYS[i], after=False), intent="day_before")
 
 
 def month_next(rng: random.Random) -> Exchange:
     i = rng.randrange(12)
     q = phrase(rng, ["what month comes after | {m}?", "which month is after | {m}?",
                      "what is the month after | {m}?", "tell me the month | after {m}."], m=MONTHS[i])
-    return Exchange(q, f"the month after {MONTHS[i]} is {MONTHS[(i + 1) % 12]}.", intent="month_after")
+    return Exchange(q, month_after_reply(MONTHS[i]), intent="month_after")
 
 
 def month_days(rng: random.Random) -> Exchange:
     m = rng.choice(MONTHS)
     q = phrase(rng, ["how many days | are in {m}?", "how many days does | {m} have?",
                      "how long is | {m}?", "tell me how many days | {m} has."], m=m)
-    extra = ", or 29 in a leap year" if m == "february" else ""
-    return Exchange(q, f"{m} has {MONTH_DAYS[m]} days{extra}.", intent="month_days")
+    return Exchange(q, month_days_reply(m), intent="month_days")
 
 
 def time_units(rng: random.Random) -> Exchange:
-    small, big, n = rng.choice(TIME_UNITS)
+    small, big, _ = rng.choice(TIME_UNITS)
     q = phrase(rng, ["how many {s} are in | a {b}?", "how many {s} | make a {b}?",
                      "tell me how many {s} | there are in a {b}.", "a {b} has how many | {s}?"],
                s=small, b=big)
-    return Exchange(q, f"there are {n} {small} in a {big}.", intent="time_units")
+    return Exchange(q, time_units_reply(small, big), intent="time_units")
 
 
 INTENTS = [capital, capital, currency, language, continent, arithmetic, arithmetic, colour,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import random
 
 from ..text import number_words
-from ..world import CITIES, CURRENCIES, DAY_CODE, DAYS, RESTAURANTS, format_call, format_calls, run_tool
+from ..world import (CITIES, CITY_BY_CODE, CODE_DAY, CURRENCIES, DAY_CODE, DAYS, RESTAURANTS, format_call,
+                     format_calls, run_tool)
 from .exchange import Exchange, phrase
 
 CORRECTIONS = ["{w}, no, {r}", "{w}, sorry, i mean {r}", "{w}, no wait, {r}", "{w}, actually, {r}"]
@@ -35,10 +36,30 @@ class Slots:
         return self.rng.choice(CORRECTIONS).format(w=wrong, r=right)
 
 
-def _exchange(req: str, reply_of, name: str, **kwargs: object) -> Exchange:
+def confirm(name: str, args: dict, result: str) -> str:
+    """The spoken confirmation the model is trained to give once tool `name` called with `args` returned `result`."""
+    if name == "find_flights":
+        flight, rest = result.split(" at ")
+        time, price = rest.split(", ")
+        return f"i found {flight} at {time} for {price}."
+    if name == "get_weather":
+        return f"on {CODE_DAY[args['day']]}, {CITY_BY_CODE[args['city']].name} will be {result}."
+    if name == "set_timer":
+        n = args["minutes"]
+        return f"okay, your timer is set for {n} {'minute' if n == 1 else 'minutes'}."
+    if name == "convert_currency":
+        value = result.split(" is ")[1].split()[0]
+        return f"{args['amount']} {CURRENCIES[args['src']][1]} is {value} {CURRENCIES[args['dst']][1]}."
+    if name == "book_table":
+        return f"your table for {args['people']} at {args['restaurant']} at {args['time']} is {result}."
+    raise ValueError(f"unknown tool {name!r}")
+
+
+def tool_exchange(req: str, name: str, **kwargs: object) -> Exchange:
+    """A request for one tool call: the call, the mock tool's result and the trained confirmation."""
     call = format_call(name, **kwargs)
     result = run_tool(call)
-    return Exchange(req, reply_of(result), call=call, result=result, intent=name)
+    return Exchange(req, confirm(name, kwargs, result), call=call, result=result, intent=name)
 
 
 def flights(rng: random.Random, p_correct: float = 0.35) -> Exchange:
@@ -53,12 +74,7 @@ def flights(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                        "please look for a flight to {d} | from {o} on {day}.",
                        "are there any flights on {day} | from {o} to {d}?",
                        "i want to fly from {o} | to {d} this {day}."], **slots)
-
-    def reply(result: str) -> str:
-        flight, rest = result.split(" at ")
-        time, price = rest.split(", ")
-        return f"i found {flight} at {time} for {price}."
-    return _exchange(req, reply, "find_flights", origin=o.code, dest=d.code, day=DAY_CODE[day])
+    return tool_exchange(req, "find_flights", origin=o.code, dest=d.code, day=DAY_CODE[day])
 
 
 def weather(rng: random.Random, p_correct: float = 0.35) -> Exchange:
@@ -69,8 +85,7 @@ def weather(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                        "how is the weather going to be | in {c} on {day}?",
                        "tell me the weather for {c} | on {day}.",
                        "check the weather in {c} | for {day} please."], **slots)
-    return _exchange(req, lambda r: f"on {day}, {city.name} will be {r}.", "get_weather",
-                     city=city.code, day=DAY_CODE[day])
+    return tool_exchange(req, "get_weather", city=city.code, day=DAY_CODE[day])
 
 
 def timer(rng: random.Random, p_correct: float = 0.35) -> Exchange:
@@ -80,8 +95,7 @@ def timer(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     req = phrase(rng, ["set a timer | for {n} minutes.", "please start a timer | for {n} minutes.",
                        "can you set a timer | for {n} minutes?", "i need a timer, | {n} minutes please.",
                        "remind me | in {n} minutes."], n=spoken)
-    unit = "minute" if n == 1 else "minutes"
-    return _exchange(req, lambda r: f"okay, your timer is set for {n} {unit}.", "set_timer", minutes=n)
+    return tool_exchange(req, "set_timer", minutes=n)
 
 
 def currency(rng: random.Random, p_correct: float = 0.35) -> Exchange:
@@ -93,11 +107,7 @@ def currency(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                  d=s.say(CURRENCIES[dst][1], plurals))
     req = phrase(rng, ["how much is {a} {s} | in {d}?", "convert {a} {s} | to {d}.",
                        "what are {a} {s} | worth in {d}?", "change {a} {s} | into {d} please."], **slots)
-
-    def reply(result: str) -> str:
-        value = result.split(" is ")[1].split()[0]
-        return f"{amt} {CURRENCIES[src][1]} is {value} {CURRENCIES[dst][1]}."
-    return _exchange(req, reply, "convert_currency", amount=amt, src=src, dst=dst)
+    return tool_exchange(req, "convert_currency", amount=amt, src=src, dst=dst)
 
 
 def _spoken_time(hour: int, minute: int) -> str:
@@ -117,8 +127,7 @@ def table(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                        "can you reserve a table for {p} | at {r}, at {t}?",
                        "please get us a table at {r} | at {t} for {p} {who}."], **slots)
     time = f"{hour}:{minute:02d}"
-    return _exchange(req, lambda r: f"your table for {people} at {rest} at {time} is {r}.",
-                     "book_table", restaurant=rest, people=people, time=time)
+    return tool_exchange(req, "book_table", restaurant=rest, people=people, time=time)
 
 
 ONE_PER_TOOL = [flights, weather, timer, currency, table]
