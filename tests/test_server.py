@@ -345,7 +345,7 @@ def test_tool_results_client_first_then_mock_tool(tmp_path):
 
 def test_a_full_kv_cache_ends_the_session_cleanly(runtime, qa_audio, tmp_path):
     """Without eviction a session holds at most max_slots: it closes with context_full; the connection goes on."""
-    cfg = ServerConfig(port=0, max_sessions=1, log_dir=str(tmp_path), tts=False, max_slots=800)
+    cfg = ServerConfig(port=0, max_sessions=1, log_dir=str(tmp_path), tts=False, max_slots=840)
     with BackgroundServer(cfg, runtime) as srv:
         events = asyncio.run(stream_audio(srv.url, qa_audio, realtime=False, decoder="ar"))
         again = asyncio.run(stream_audio(srv.url, qa_audio[:16000], realtime=False, decoder="ar"))

@@ -1,4 +1,4 @@
-"""Real-time serving (DESIGN §8): WebSocket sessions, the browser page, a streaming client and a load test.
+"""Real-time serving (docs/design.md §8): WebSocket sessions, the browser page, a streaming client and a load test.
 
     ticktock serve --port 8765          # then open http://127.0.0.1:8765/
     ticktock talk --url ws://127.0.0.1:8765 --wav FILE

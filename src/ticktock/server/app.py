@@ -1,4 +1,4 @@
-"""The server: WebSocket sessions and the browser page from one process (DESIGN §8).
+"""The server: WebSocket sessions and the browser page from one process (docs/design.md §8).
 
     server = Server(ServerConfig(port=8765))
     await server.start(); ...; await server.close()

@@ -6,7 +6,7 @@
 Times are measured on the server's wall clock: `arrival` is when chunk t's last
 sample came in, `ready` = max(arrival, end of unit t−1), latency ℓ_t = end of
 unit t − ready (queueing behind other sessions included), lag
-b_t = max(0, b_{t−1} + ℓ_t − Δ) (DESIGN §7). `post_audio_ms` is the model work
+b_t = max(0, b_{t−1} + ℓ_t − Δ) (docs/design.md §7). `post_audio_ms` is the model work
 the unit needed after its audio arrived.
 """
 
@@ -27,7 +27,8 @@ from ..decoding.registry import DECODERS
 from ..engine import Engine, engine_pool
 from ..runtime import Runtime
 from ..scenarios.world import run_tool
-from ..session import DEFAULT_SYSTEM, DuplexSession, UnitResult
+from ..scenarios.compose import DEFAULT_SYSTEM_PROMPT
+from ..session import DuplexSession, UnitResult
 from .audio_in import AudioIn
 from .draft_gate import live_decoder
 from .log import SessionLog
@@ -115,7 +116,7 @@ class LiveSession:
     async def open(self) -> dict:
         """Build the model session on the device thread (prefix prefill), start the unit loop; returns `session.started`."""
         o = self.opts
-        system = o.system if o.system is not None else DEFAULT_SYSTEM
+        system = o.system if o.system is not None else DEFAULT_SYSTEM_PROMPT  # one the model was trained with
         rt = self.runtime
         self.engines = engine_pool(rt.model, self.engine_kind, self.max_slots)
         self.engine = self.engines.acquire()

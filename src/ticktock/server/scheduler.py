@@ -1,4 +1,4 @@
-"""One device, several live sessions: a single model-work queue, chunk work first, drafting in free time (DESIGN §7).
+"""One device, several live sessions: a single model-work queue, chunk work first, drafting in free time (docs/design.md §7).
 
 All model work runs on one worker thread, one job at a time, so the device
 timeline is shared and the event loop never blocks. A job is CHUNK work (a unit
