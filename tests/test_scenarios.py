@@ -377,3 +377,23 @@ def test_two_commands_rendering_one_suite_at_once_leave_one_whole_manifest(tmp_p
     want = [s.id for s in make_scripts("pairs", 3)]
     assert ids == [want, want]
     assert [e["id"] for e in load_manifest(tmp_path / "pairs-3")] == want
+
+
+def test_jitter_suite_shifts_the_same_session_and_re_times_its_labels():
+    """`<suite>-jitter`: the source's scripts and voices, the audio later by 0-1 s, every label moved with it."""
+    from ticktock.scenarios.espeak import EspeakRenderer
+    from ticktock.scenarios.suites import render_script, script_at
+
+    renderer = EspeakRenderer()
+    shifts = []
+    for i in range(3):
+        a, b = script_at("quick", i), script_at("quick-jitter", i)
+        ra, rb = render_script(a, "quick", renderer), render_script(b, "quick-jitter", renderer)
+        shift = b.plan["lead_s"] - a.plan["lead_s"]
+        assert 0.0 <= shift <= 1.0 and ra.voice == rb.voice
+        assert [w["word"] for w in ra.words] == [w["word"] for w in rb.words]
+        assert abs(rb.words[0]["start"] - ra.words[0]["start"] - shift) < 1e-6
+        first = lambda r: next(u.index for u in r.script.units if u.decision != "listen")  # noqa: E731
+        assert first(rb) - first(ra) in (0, 1)  # the response moves with the speech
+        shifts.append(shift)
+    assert len(set(shifts)) == 3  # seeded per session, not one offset for all

@@ -11,7 +11,7 @@ def add_parser(sub) -> None:
     dsub = p.add_subparsers(dest="action", required=True)
     m = dsub.add_parser("make", help="render a suite to DIR/manifest.jsonl and DIR/audio/*.wav")
     m.add_argument("--suite", required=True,
-                   choices=["quick", "heldout", "full", "long", "pairs", "takeover", "phrasings"])
+                   choices=["quick", "heldout", "full", "long", "pairs", "takeover", "phrasings", "quick-jitter", "heldout-jitter"])
     m.add_argument("--out", default=None, help="folder (default: $TICKTOCK_DATA or ~/.cache/ticktock/data/<suite>)")
     m.add_argument("--n", type=int, default=None, help="number of sessions (default: the suite's size)")
     m.add_argument("--workers", type=int, default=None)

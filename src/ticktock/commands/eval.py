@@ -28,6 +28,12 @@ def add_parser(sub) -> None:
                         "report how far its behaviour is from the base model's on the same sessions")
     p.add_argument("--base", default=None,
                    help="with --side-channel: the base model its behaviour is compared with (default: --model)")
+    p.add_argument("--phase-jitter", action="store_true",
+                   help="every session's audio shifted by a seeded random 0-1 s (the suite's '-jitter' copy: same "
+                        "scripts and voices, labels re-timed), so speech falls anywhere against the 1 s chunks")
+    p.add_argument("--system-prompt", default=None, metavar="TEXT|default",
+                   help="every session's system prompt replaced by TEXT, or by the live default ('default': the "
+                        "prompt `demo` and `serve` use)")
     p.add_argument("--workers", type=int, default=1,
                    help="worker processes, a session each at a time (outcomes do not depend on it)")
     p.add_argument("--json", action="store_true")
@@ -42,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.quality import behaviour_vs_base, per_family, score
     from ..progress import Progress
     from ..scenarios.store import ensure_suite
-    from ..scenarios.suites import GENERATORS, load_session
+    from ..scenarios.compose import DEFAULT_SYSTEM_PROMPT
+    from ..scenarios.suites import GENERATORS, SUITES, load_session
 
     torch.set_grad_enabled(False)
     console = Console(stderr=True)
@@ -59,9 +66,18 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as err:
         raise CommandError(f"{err}; pass --model a model folder (config.json, model.safetensors, "
                            "tokenizer.json)") from err
-    folder, entries = ensure_suite(args.suite)
+    suite = args.suite
+    if args.phase_jitter:
+        suite = f"{args.suite}-jitter"
+        if suite not in SUITES:
+            raise CommandError(f"--phase-jitter: suite {args.suite!r} has no shifted copy; use one of "
+                               f"{', '.join(s.jitter_of for s in SUITES.values() if s.jitter_of)}")
+    folder, entries = ensure_suite(suite)
     entries = entries[: args.n] if args.n else entries
     entries = [e for e in entries if families is None or e["family"] in families]
+    if args.system_prompt is not None:
+        system = DEFAULT_SYSTEM_PROMPT if args.system_prompt == "default" else args.system_prompt
+        entries = [{**e, "system": system} for e in entries]
 
     outcomes, base = [], []
     with Progress(f"eval {args.suite}", len(entries), "sessions", console=console) as bar:
@@ -79,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
     outcomes = outcomes or base
     summary = score(outcomes)
     summary["decision_acc_by_family"] = per_family(outcomes)
-    summary.update({"suite": args.suite, "model": (rt_side or rt).name})
+    summary.update({"suite": suite, "model": (rt_side or rt).name})
+    if args.system_prompt is not None:
+        summary["system_prompt"] = args.system_prompt
     if rt_side is not None:
         summary.update(side_channel=side, **behaviour_vs_base(base, outcomes))
     table = Table(title=f"ticktock eval · {args.suite} · {rt.name}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -48,6 +48,14 @@ class Suite:
     appended: tuple[tuple[str, int], ...] = ()
     # a suite written out session by session (`phrasings`): session i is scripts(i, rng), not a family's draw
     scripts: Callable[[int, random.Random], Script] | None = None
+    # a shifted copy of another suite (`<suite>-jitter`): its scripts and voices, every session's audio
+    # starting a seeded 0-1 s later, so speech falls anywhere against the 1 s chunks (labels re-timed)
+    jitter_of: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The suite whose scripts and voices this one draws (itself, unless it is a shifted copy)."""
+        return self.jitter_of or self.name
 
     def family_at(self, i: int) -> str:
         """The task family of session i."""
@@ -74,6 +82,9 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           scripts=phrasing_script),
     Suite("train", None, "train", seed=0, families=(*FAMILIES, "tool_pair")),
 )}
+for _name in ("quick", "heldout"):  # `ticktock eval --phase-jitter`
+    SUITES[f"{_name}-jitter"] = replace(SUITES[_name], name=f"{_name}-jitter", jitter_of=_name)
+PHASE_JITTER_S = (0.0, 1.0)
 
 
 def _suite(suite: str | Suite) -> Suite:
@@ -84,9 +95,12 @@ def script_at(suite: str | Suite, i: int, seed: int | None = None) -> Script:
     """The i-th session of a suite (deterministic in suite, seed and i)."""
     s = _suite(suite)
     seed = s.seed if seed is None else seed
-    rng = random.Random(f"{s.name}:{seed}:{i}")
+    rng = random.Random(f"{s.source}:{seed}:{i}")
     script = s.scripts(i, rng) if s.scripts is not None else GENERATORS[s.family_at(i)](rng)
     script.id = f"{s.name}-{i:05d}-{script.family}"
+    if s.jitter_of is not None:  # rendering re-times the script from its plan: every label moves with the audio
+        shift = random.Random(f"{s.name}:{seed}:{i}:phase").uniform(*PHASE_JITTER_S)
+        script.plan = {**script.plan, "lead_s": round(script.plan["lead_s"] + shift, 3)}
     return script
 
 
@@ -114,7 +128,8 @@ def render_script(script: Script, suite: str | Suite, renderer: EspeakRenderer,
     """Render with the suite's voice split and augmentation; voice and noise depend only on
     (suite, seed, script id)."""
     s = _suite(suite)
-    rng = random.Random(f"{s.name}:{s.seed if seed is None else seed}:{script.id}:render")
+    sid = script.id.replace(s.name, s.source, 1)  # a shifted copy keeps its source's voices and noise
+    rng = random.Random(f"{s.source}:{s.seed if seed is None else seed}:{sid}:render")
     return render_session(script, draw_voice(rng, s.split), rng, renderer, s.augment)
 
 
