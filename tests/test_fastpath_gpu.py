@@ -21,30 +21,39 @@ GPU = [pytest.mark.gpu, CUDA]
 SETUPS = [  # (device, dtype, mode, attention)
     pytest.param(("cpu", torch.float32, "static", "sdpa"), id="cpu-static-sdpa"),
     pytest.param(("cpu", torch.float32, "static", "matmul"), id="cpu-static-matmul"),
+    # Qwen3-style attention: QK-norm, head_dim set apart from the width, 4 query heads per KV head
+    pytest.param(("cpu", torch.float32, "static", "sdpa", "qk-norm"), id="cpu-static-sdpa-qknorm"),
+    pytest.param(("cpu", torch.float32, "static", "matmul", "qk-norm"), id="cpu-static-matmul-qknorm"),
     pytest.param(("cuda", torch.float32, "graph", "sdpa"), id="cuda-graph-fp32-sdpa", marks=GPU),
     pytest.param(("cuda", torch.float32, "graph", "matmul"), id="cuda-graph-fp32-matmul", marks=GPU),
     pytest.param(("cuda", torch.bfloat16, "graph", "auto"), id="cuda-graph-bf16-auto", marks=GPU),
+    pytest.param(("cuda", torch.float32, "graph", "sdpa", "qk-norm"), id="cuda-graph-fp32-sdpa-qknorm", marks=GPU),
+    pytest.param(("cuda", torch.bfloat16, "graph", "auto", "qk-norm"), id="cuda-graph-bf16-auto-qknorm", marks=GPU),
 ]
 TOL = {torch.float32: 2e-5, torch.bfloat16: 5e-2}  # max |fast - eager| / max |eager|
 S = 320  # cache slots: small, so the full-cache fallback is reachable
 
 
-def make_model(device: str, dtype: torch.dtype, seed: int = 0) -> DuplexLM:
+def make_model(device: str, dtype: torch.dtype, seed: int = 0, variant: str | None = None) -> DuplexLM:
     torch.manual_seed(seed)
     cfg = preset("test")
+    if variant == "qk-norm":
+        cfg.decoder.qk_norm, cfg.decoder.explicit_head_dim, cfg.decoder.num_key_value_heads = True, 32, 1
     m = DuplexLM(cfg).eval()
     with torch.no_grad():
-        for p in m.lm.parameters():
+        for name, p in m.lm.named_parameters():
             if p.dim() > 1:
                 p.normal_(0, 0.3)
+            elif name.endswith(("q_norm.weight", "k_norm.weight")):
+                p.uniform_(0.5, 1.5)
     return m.to(device=device, dtype=dtype)
 
 
 class Pair:
     """An eager and a fast engine over the same model, driven in lock step."""
 
-    def __init__(self, device, dtype, mode, attention="auto"):
-        self.model = make_model(device, dtype)
+    def __init__(self, device, dtype, mode, attention="auto", variant=None):
+        self.model = make_model(device, dtype, variant=variant)
         self.eager = Engine(self.model, S)
         self.fast = FastEngine(self.model, S, mode=mode, attention=attention)
         self.tol = TOL[dtype]

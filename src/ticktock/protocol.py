@@ -6,14 +6,23 @@ A session is one causal sequence: a system prefix, then one *unit* per audio chu
     unit t:  <unit> a_1..a_n [<|tool_result|> text <|result_end|>] DECISION content TERMINATOR
 
 This module is the only place that names a special token. Another model family
-(MiniCPM-o 4.5 spells `</unit>` etc.) is another `DuplexProtocol` instance.
+(MiniCPM-o 4.5 spells `</unit>` etc.) is another `DuplexProtocol` instance, read from a protocol file
+(JSON: `DuplexProtocol.from_file`; presets in assets/protocols/, docs/models.md), not code. Such a
+file may add tokens ticktock's own layout lacks — `unit_end` (closes a unit before the next `<unit>`),
+`audio_end` (right after a unit's audio) — and leave out the optional ones (tool, side channel).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
+from pathlib import Path
 from typing import Sequence
+
+PROTOCOLS_DIR = Path(__file__).resolve().parent / "assets" / "protocols"
+PROTOCOL_FILE = "ticktock_protocol.json"  # beside a checkpoint: that model's protocol, preferred to a preset
+REQUIRED_TOKENS = ("system", "system_end", "unit", "listen", "speak", "chunk_eos", "turn_eos")
 
 
 class Decision(IntEnum):
@@ -52,9 +61,12 @@ class SpecialTokens:
     asr_start: str = "<|asr_start|>"
     asr_end: str = "<|asr_end|>"
     pad: str = "<|pad|>"
+    unit_end: str | None = None  # e.g. MiniCPM-o's `</unit>`, fed before the next unit's marker
+    audio_end: str | None = None  # e.g. Qwen2.5-Omni's `<|audio_eos|>`, right after a unit's audio
 
     def all(self) -> list[str]:
-        return list(self.__dict__.values())
+        """The token strings that are set (a tokenizer trained here reserves these)."""
+        return [t for t in self.__dict__.values() if t is not None]
 
 
 @dataclass
@@ -82,19 +94,59 @@ class DuplexProtocol:
     max_speak_tokens: int = 20
     max_unit_tokens: int = 128  # decision + content + terminator (two calls at once: up to 117); longer units are cut
     max_asr_tokens: int = 64
+    name: str = "ticktock"
+    system_template: str = "{text}"  # the system text between `system` and `system_end` (MiniCPM-o: "system\n{text}")
+    turn_eos_ends_unit: bool = True  # False: a turn ends `turn_eos chunk_eos` (MiniCPM-o), only chunk_eos ends the unit
+    extra_chunk_eos: tuple[str, ...] = ()  # more tokens ending a unit as chunk_eos does (MiniCPM-o: <|chunk_tts_eos|>)
 
     def __post_init__(self) -> None:
         ids = {}
         for name, tok in self.tokens.__dict__.items():
-            tid = self.tokenizer.token_to_id(tok)
-            if tid is None:
-                raise ValueError(f"tokenizer lacks the special token {tok!r}")
-            ids[name] = tid
+            if tok is None:
+                if name in REQUIRED_TOKENS:
+                    raise ValueError(f"protocol {self.name!r} needs a {name} token")
+                continue
+            ids[name] = self._resolve(tok)
         self.ids = ids
-        self.decision_ids = {ids["listen"]: Decision.LISTEN, ids["speak"]: Decision.SPEAK, ids["tool"]: Decision.TOOL}
-        self.terminator_ids = frozenset((ids["chunk_eos"], ids["turn_eos"]))
-        self.end_ids = self.terminator_ids | {ids["listen"]}  # a unit's output ends on any of these
-        self.control_ids = frozenset(ids.values())  # every special token: none may appear inside a transcript
+        extra = frozenset(self._resolve(t) for t in self.extra_chunk_eos)
+        self.decision_ids = {ids[n]: d for n, d in (("listen", Decision.LISTEN), ("speak", Decision.SPEAK),
+                                                     ("tool", Decision.TOOL)) if n in ids}
+        self.terminator_ids = frozenset((ids["chunk_eos"], ids["turn_eos"])) | extra
+        ends = (self.terminator_ids if self.turn_eos_ends_unit else self.terminator_ids - {ids["turn_eos"]})
+        self.end_ids = ends | {ids["listen"]}  # a unit's output ends on any of these
+        self.control_ids = frozenset(ids.values()) | extra  # every special token: none may appear inside a transcript
+
+    def _resolve(self, tok: str) -> int:
+        tid = self.tokenizer.token_to_id(tok)
+        if tid is None:
+            raise ValueError(f"tokenizer lacks the special token {tok!r} (protocol {self.name!r})")
+        return tid
+
+    @classmethod
+    def from_spec(cls, tokenizer, spec: dict) -> "DuplexProtocol":
+        """A protocol from its file's content: {"tokens": {name: string | null}, and any other field}.
+        Token names not listed are absent (null); the required ones (`REQUIRED_TOKENS`) must be there."""
+        spec = dict(spec)
+        given = spec.pop("tokens")
+        unknown = set(given) - {f.name for f in fields(SpecialTokens)}
+        if unknown:
+            raise ValueError(f"unknown protocol token names {sorted(unknown)}")
+        tokens = SpecialTokens(**{f.name: given.get(f.name) for f in fields(SpecialTokens)})
+        spec.pop("comment", None)
+        if "extra_chunk_eos" in spec:
+            spec["extra_chunk_eos"] = tuple(spec["extra_chunk_eos"])
+        return cls(tokenizer, tokens, **spec)
+
+    @classmethod
+    def from_file(cls, tokenizer, path: str | Path) -> "DuplexProtocol":
+        """A protocol file (JSON), or a shipped preset by name (assets/protocols/<name>.json)."""
+        p = Path(path)
+        if not p.is_file() and (PROTOCOLS_DIR / f"{path}.json").is_file():
+            p = PROTOCOLS_DIR / f"{path}.json"
+        if not p.is_file():
+            known = ", ".join(sorted(f.stem for f in PROTOCOLS_DIR.glob("*.json")))
+            raise FileNotFoundError(f"no protocol file {path} (shipped presets: {known})")
+        return cls.from_spec(tokenizer, json.loads(p.read_text()))
 
     # ------------------------------------------------------------------ text
     def encode(self, text: str) -> list[int]:
@@ -104,7 +156,12 @@ class DuplexProtocol:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True).strip()
 
     def id(self, name: str) -> int:
+        if name not in self.ids:
+            raise KeyError(f"protocol {self.name!r} maps no {name} token")
         return self.ids[name]
+
+    def has(self, name: str) -> bool:
+        return name in self.ids
 
     @property
     def vocab_size(self) -> int:
@@ -112,22 +169,34 @@ class DuplexProtocol:
 
     # ------------------------------------------------------------ layout
     def prefix_ids(self, system_text: str) -> list[int]:
-        return [self.ids["system"], *self.encode(system_text), self.ids["system_end"]]
+        text = self.system_template.replace("{text}", system_text)
+        return [self.ids["system"], *self.encode(text), self.ids["system_end"]]
+
+    def unit_open_ids(self, index: int) -> list[int]:
+        """What opens unit `index`: its marker, after `unit_end` closing the previous unit (where there is one)."""
+        close = [self.ids["unit_end"]] if index > 0 and "unit_end" in self.ids else []
+        return [*close, self.ids["unit"]]
+
+    def audio_close_ids(self) -> list[int]:
+        """What follows a unit's audio embeddings (`audio_end`, where the model has one)."""
+        return [self.ids["audio_end"]] if "audio_end" in self.ids else []
 
     def tool_result_ids(self, result: str) -> list[int]:
-        return [self.ids["tool_result"], *self.encode(result), self.ids["result_end"]]
+        return [self.id("tool_result"), *self.encode(result), self.id("result_end")]
 
     def asr_ids(self, words: str) -> list[int]:
         """A transcription side-channel segment (docs/design.md §4), the transcript cut at `max_asr_tokens`."""
-        return [self.ids["asr_start"], *self.encode(words)[: self.max_asr_tokens], self.ids["asr_end"]]
+        return [self.id("asr_start"), *self.encode(words)[: self.max_asr_tokens], self.id("asr_end")]
 
     def output_ids(self, decision: Decision, content: str = "", turn_end: bool = False) -> list[int]:
         """The model's target output for one unit (what training teaches, what parse reads)."""
         if decision == Decision.LISTEN:
             return [self.ids["listen"]]
-        head = self.ids["speak"] if decision == Decision.SPEAK else self.ids["tool"]
-        term = self.ids["turn_eos"] if turn_end else self.ids["chunk_eos"]
-        return [head, *self.encode(content), term]
+        head = self.ids["speak"] if decision == Decision.SPEAK else self.id("tool")
+        term = [self.ids["chunk_eos"]]
+        if turn_end:
+            term = [self.ids["turn_eos"]] if self.turn_eos_ends_unit else [self.ids["turn_eos"], *term]
+        return [head, *self.encode(content), *term]
 
     def is_unit_end(self, token: int, n_output: int) -> bool:
         """Does committing `token` as the `n_output`-th output token (1-based) end the unit?"""
@@ -140,7 +209,7 @@ class DuplexProtocol:
         decision = self.decision_ids.get(ids[0])
         body = list(ids[1:])
         asr = None
-        if self.ids["asr_start"] in body:  # inline (after the decision) or trailing (after the terminator)
+        if "asr_start" in self.ids and self.ids["asr_start"] in body:  # inline (after the decision) or trailing
             s = body.index(self.ids["asr_start"])
             e = body.index(self.ids["asr_end"], s) if self.ids["asr_end"] in body[s:] else len(body)
             asr = self.decode(body[s + 1 : e])
@@ -149,6 +218,8 @@ class DuplexProtocol:
         if body and body[-1] in self.terminator_ids:
             terminator = "turn_eos" if body[-1] == self.ids["turn_eos"] else "chunk_eos"
             body = body[:-1]
+            if terminator == "chunk_eos" and body and body[-1] == self.ids["turn_eos"]:  # `turn_eos chunk_eos`
+                terminator, body = "turn_eos", body[:-1]
         text = self.decode(body)
         if decision == Decision.TOOL:
             return ParsedUnit(decision, text="", tool_call=text, terminator=terminator, asr=asr)
@@ -160,6 +231,6 @@ class DuplexProtocol:
             return SlotKind.DECISION
         if token in self.terminator_ids:
             return SlotKind.TERMINATOR
-        if token in (self.ids["asr_start"], self.ids["asr_end"]):
+        if token in (self.ids.get("asr_start"), self.ids.get("asr_end")):
             return SlotKind.ASR_MARK
         return SlotKind.TEXT

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from .model import DEFAULT_MODEL, DuplexLM, load_model, preset
+from .model.io import load_protocol
 from .model.adapter import adapter_for, apply_side_channel, is_merged
 from .protocol import DuplexProtocol
 
@@ -30,8 +32,9 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
     already the side-channel model, and so is left as it is.
     """
     path = Path(path) if path else DEFAULT_MODEL
-    if (path / "model.safetensors").exists():
-        model, tok = load_model(path, device, torch.float32)
+    if any((path / f).is_file() for f in ("model.safetensors", "model.safetensors.index.json")):
+        own = (path / "config.json").is_file() and "ticktock" in json.loads((path / "config.json").read_text())
+        model, tok = load_model(path, device, torch.float32 if own else dtype)  # a published one: straight to dtype
         if tok is None:
             raise FileNotFoundError(f"{path} has no tokenizer.json")
         dec = model.cfg.decoder
@@ -45,7 +48,7 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
                                         "side-channel` and pass its OUT/model")
             apply_side_channel(model, adapter)
             name += "+side-channel"
-        return Runtime(model.to(dtype=dtype), DuplexProtocol(tok), name, trained=True)
+        return Runtime(model.to(dtype=dtype), load_protocol(path, tok, model.layout), name, trained=True)
     if path != DEFAULT_MODEL:
         raise FileNotFoundError(f"no model at {path} (expected config.json, model.safetensors, tokenizer.json)")
     from .model.tokenizer import train_tokenizer

@@ -6,14 +6,15 @@ the time left until the next arrival is then shared out as draft budgets, sessio
 by session (what one session leaves unused goes to the ones after it). Idle work
 that runs past an arrival delays that chunk's work, and queueing behind other
 sessions' chunk work counts into a session's post-audio latency. With N = 1 this is
-exactly `session.Timeline`.
+exactly `session.Timeline`. Batched (`chunk_batch`): the sessions' chunk work runs as rounds of
+batched forwards (`session.BatchedSessions`), each session's unit ending with its last round.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..session import DuplexSession, UnitResult
+from ..session import BatchStep, DuplexSession, UnitResult
 
 
 @dataclass
@@ -60,3 +61,26 @@ class DeviceTimeline:
         r.latency = end - ready
         r.lag = max(0.0, c.lag + r.latency - self.chunk_seconds)
         c.prev_end, c.lag = end, r.lag
+
+    def chunk_batch(self, t: int, results: dict[int, UnitResult], step: "BatchStep") -> None:
+        """Account unit t of the session slots in `results`, stepped together (`session.BatchedSessions`).
+
+        Their encoders run first, one after another, then the batched rounds; a session's unit ends with
+        the round it ended in, so it waits for its batch mates' rows of every round it is part of.
+        """
+        arrival = self.arrival(t)
+        start = max(arrival, self.free) + sum(step.encoder.values())
+        ends, at = [], start
+        for rnd in step.rounds:
+            at += rnd.seconds
+            ends.append(at)
+        for i, r in results.items():
+            c = self.clocks[i]
+            ready = max(arrival, c.prev_end)
+            end = ends[step.last_round[i]]
+            r.window, r.idle_used = c.window, c.idle_used
+            r.overflow = max(0.0, c.idle_start + c.idle_used - ready)
+            r.latency = end - ready
+            r.lag = max(0.0, c.lag + r.latency - self.chunk_seconds)
+            c.prev_end, c.lag = end, r.lag
+        self.free = at

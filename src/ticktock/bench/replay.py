@@ -22,7 +22,7 @@ import numpy as np
 
 from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
-from ..session import Clock, DuplexSession, UnitResult
+from ..session import BatchedSessions, Clock, DuplexSession, UnitResult
 from .device_timeline import DeviceTimeline, SessionClock
 
 UNIT_FIELDS = (
@@ -88,20 +88,22 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
               clock: Clock | Callable[[], Clock], tool_results: list[dict[int, str]] | None,
               tool_runner: Callable[[str], str] | None, temperature: float = 0.0,
               seeds: list[int] | None = None, side_channel: str | None = None, engine: str = "auto",
-              ) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
+              batched: bool = False) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
     """Fresh sessions of `group` for one decoder, sharing one device (see `DeviceTimeline`).
 
     With `tool_results` given (one dict per session), inject those; else run the tools.
     engine: "auto" | "eager" | "fast"; engines are reused from group to group (`borrowed_engine`).
+    batched: step the group's chunk t together, one batched forward per round (`session.BatchedSessions`;
+    eager path, drafting still per session) instead of session after session.
     Returns per session the unit results and the tool results injected (by unit index)."""
     with ExitStack() as stack:
         engines = [stack.enter_context(borrowed_engine(model, engine)) for _ in group]
         return _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner, temperature,
-                          seeds or [0] * len(group), side_channel, engines)
+                          seeds or [0] * len(group), side_channel, engines, batched)
 
 
 def _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner, temperature, seeds,
-               side_channel, engines):
+               side_channel, engines, batched=False):
     fresh = clock if callable(clock) and not isinstance(clock, Clock) else (lambda: clock)
     live = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
                           system=b.system, side_channel=side_channel, engine=eng)
@@ -110,6 +112,7 @@ def _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner
     results: list[list[UnitResult]] = [[] for _ in group]
     injected: list[dict[int, str]] = [{} for _ in group]
     pending: list[str | None] = [None] * len(group)
+    batch = BatchedSessions(live) if batched else None
     for t in range(max(len(b.chunks) for b in group)):
         active = [i for i, b in enumerate(group) if t < len(b.chunks)]
         device.draft([(i, live[i]) for i in active], t)
@@ -118,10 +121,22 @@ def _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner
                 pending[i] = tool_results[i].get(t)
             if pending[i] is not None:
                 injected[i][t] = pending[i]
+        stepped: dict[int, UnitResult] = {}
+        if batch is None:
+            for i in active:
+                t0 = time.perf_counter()
+                stepped[i] = r = live[i].step(group[i].chunks[t], pending[i])
+                r.host_seconds = time.perf_counter() - t0  # what the replay itself cost on this machine
+                device.chunk(i, t, r)
+        else:
             t0 = time.perf_counter()
-            r = live[i].step(group[i].chunks[t], pending[i])
-            r.host_seconds = time.perf_counter() - t0  # what the replay itself cost on this machine
-            device.chunk(i, t, r)
+            out = batch.step([b.chunks[t] if i in active else None for i, b in enumerate(group)],
+                             [pending[i] if i in active else None for i in range(len(group))])
+            stepped, host = {i: out[i] for i in active}, time.perf_counter() - t0
+            for r in stepped.values():
+                r.host_seconds = host / len(active)  # the batch's, shared out
+            device.chunk_batch(t, stepped, batch.last)
+        for i, r in stepped.items():
             results[i].append(r)
             call = r.tool_call if tool_results is None and tool_runner else None
             pending[i] = tool_runner(call) if call else None
@@ -147,13 +162,15 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
            clock: Clock | Callable[[], Clock], temperature: float = 0.0, seed: int = 0,
            tool_runner: Callable[[str], str] | None = default_tool_runner,
            progress: Callable[[BenchSession], None] | None = None, concurrent: int = 1,
-           first_index: int = 0, side_channel: str | None = None, engine: str = "auto") -> list[dict]:
+           first_index: int = 0, side_channel: str | None = None, engine: str = "auto",
+           batched: bool = False) -> list[dict]:
     """Every session × decoder, closed loop; one record per unit (see `UNIT_FIELDS`).
 
     clock: a clock, or a zero-argument factory for a fresh one per session run.
     concurrent: N sessions at a time share one device (consecutive sessions form a group).
     side_channel: transcription segments in every session ("after_decision" / "after_content"; docs/design.md §4).
     engine: "auto" (fast on CUDA, eager elsewhere) | "eager" | "fast".
+    batched: a group's chunk work in batched forwards (`run_group`); off by default.
     Sampling (temperature > 0) seeds session k (k counted from `first_index`) with `seed + k`,
     the same for every decoder.
     """
@@ -167,7 +184,7 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
             tool_results: list[dict[int, str]] | None = None
             for d in decs:
                 results, injected = run_group(model, protocol, group, d, clock, tool_results, tool_runner,
-                                              temperature, seeds, side_channel, engine)
+                                              temperature, seeds, side_channel, engine, batched)
                 if tool_results is None:  # `ar` ran the tools; the others reuse its results
                     tool_results = injected
                 for sess, rs in zip(group, results):

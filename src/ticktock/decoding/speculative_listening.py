@@ -62,9 +62,8 @@ class SpeculativeListening(Decoder):
         snap = cache.snapshot()
         n0 = len(eng.records)
         a_sil = session.front.silence_hypothesis()
-        e = a_sil.shape[0]
         spent = lambda: sum(r.seconds for r in eng.records[n0:])  # noqa: E731
-        root = eng.forward([Segment(a_sil, [int(SlotKind.AUDIO)] * e)], unit=session.index)[-1]
+        root = eng.forward(session.audio_segments(a_sil), unit=session.index)[-1]
         ranked = root.topk(min(self.branches, root.numel())).indices.tolist()
         after_audio = cache.length
         chains: list[list[int]] = []

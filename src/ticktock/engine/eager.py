@@ -36,6 +36,21 @@ class ForwardRecord:
     seconds: float
 
 
+@dataclass
+class ForwardRequest:
+    """The arguments of one `Engine.forward`: what a session's unit loop asks for (`DuplexSession.unit_steps`)."""
+
+    linear: list[Segment]
+    unit: int
+    tree_tokens: list[int] | None = None
+    tree_parents: list[int] | None = None
+    tree_kinds: list[int] | None = None
+
+    @property
+    def new_tokens(self) -> int:
+        return sum(len(s) for s in self.linear) + len(self.tree_tokens or [])
+
+
 class Engine:
     def __init__(self, model: DuplexLM, max_slots: int = 8192, clock=None):
         self.model = model
@@ -64,20 +79,7 @@ class Engine:
     def _forward(self, linear, unit, tree_tokens, tree_parents, tree_kinds):
         m, cache = self.model, self.cache
         n_lin = sum(len(s) for s in linear)
-        assert n_lin >= 1, "a forward needs at least one linear input (the root)"
-        n_tree = len(tree_tokens)
-        segs = [s.data for s in linear]
-        kinds = [k for s in linear for k in s.kinds]
-        base = cache.next_pos
-        pos = torch.arange(base, base + n_lin)
-        mask = None
-        if n_tree:
-            segs.append(torch.tensor(tree_tokens, dtype=torch.long))
-            kinds += list(tree_kinds) if tree_kinds is not None else [0] * n_tree
-            depth, anc = tree_structure(tree_parents)
-            pos = torch.cat([pos, base + n_lin - 1 + depth])
-            mask = torch.ones(n_lin + n_tree, n_lin + n_tree, dtype=torch.bool).tril()
-            mask[n_lin:, n_lin:] = anc
+        segs, kinds, pos, mask = forward_inputs(linear, cache.next_pos, tree_tokens, tree_parents, tree_kinds)
         x = m.embed_segments(segs)
         cache.reserve(pos, unit, kinds)
         h = m.lm(x, pos[None].to(m.device), cache, mask, gate=segment_gate(kinds) if self.gated else None)
@@ -86,6 +88,30 @@ class Engine:
     def reset(self) -> None:
         self.cache.reset()
         self.records.clear()
+
+
+def forward_inputs(linear: list[Segment], base: int, tree_tokens: list[int], tree_parents: list[int],
+                   tree_kinds: list[int] | None
+                   ) -> tuple[list[torch.Tensor], list[int], torch.Tensor, torch.Tensor | None]:
+    """One forward's inputs laid out: (segments, kinds (T,), logical positions (T,) from `base`, new-token mask).
+
+    The mask is (T, T) bool (True = attend): causal over the linear part, each tree node over the linear
+    part and its ancestors; None when there is no tree (plain causal).
+    """
+    n_lin, n_tree = sum(len(s) for s in linear), len(tree_tokens)
+    assert n_lin >= 1, "a forward needs at least one linear input (the root)"
+    segs = [s.data for s in linear]
+    kinds = [k for s in linear for k in s.kinds]
+    pos = torch.arange(base, base + n_lin)
+    mask = None
+    if n_tree:
+        segs.append(torch.tensor(tree_tokens, dtype=torch.long))
+        kinds += list(tree_kinds) if tree_kinds is not None else [0] * n_tree
+        depth, anc = tree_structure(tree_parents)
+        pos = torch.cat([pos, base + n_lin - 1 + depth])
+        mask = torch.ones(n_lin + n_tree, n_lin + n_tree, dtype=torch.bool).tril()
+        mask[n_lin:, n_lin:] = anc
+    return segs, kinds, pos, mask
 
 
 def tree_structure(parents: list[int]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -34,7 +34,8 @@ than `max(BUCKETS)` new tokens, a cache too full for the padding, a model not on
 (mode "auto") — take `Engine`'s eager path.
 
 Weights: q/k/v (and gate/up, when memory allows) are packed into one matrix each at the
-first fast forward; call `refresh()` after changing the model's weights.
+first fast forward; call `refresh()` after changing the model's weights. A decoder with QK-norm
+(Qwen3) has its q_norm/k_norm gains packed per head, applied before RoPE in `rope_split`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from .eager import Engine, Segment, tree_structure
+from .eager import Engine, Segment, forward_inputs
 from ..model.decoder import rope_cos_sin
 from ..model.duplex import DuplexLM
 
@@ -94,10 +95,14 @@ def make_kernels(h: int, hkv: int, d: int, eps: float, compiled: bool) -> Kernel
     def rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         return F.rms_norm(x, (x.shape[-1],), w, eps)
 
-    def rope_split(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
-        """qkv (1, T, (h + 2 hkv) d), cos/sin (1, T, 1, d) -> q (1, hkv, g T, d), k and v (1, hkv, T, d)."""
+    def rope_split(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, qkn: torch.Tensor | None = None):
+        """qkv (1, T, (h + 2 hkv) d), cos/sin (1, T, 1, d) -> q (1, hkv, g T, d), k and v (1, hkv, T, d).
+
+        qkn (h + hkv, d): QK-norm weights (Qwen3), each head's q or k RMS-normalised before RoPE; None: none."""
         tb = qkv.shape[1]
         qk = qkv[..., :(h + hkv) * d].view(1, tb, h + hkv, d)
+        if qkn is not None:  # as `RMSNorm`: normalise in fp32, back to the model dtype, then the gain
+            qk = qkn * F.rms_norm(qk.float(), (d,), None, eps).to(qk.dtype)
         qk = torch.addcmul(qk * cos, torch.cat([qk[..., half:], qk[..., :half]], dim=-1), sin)  # RoPE
         q = qk[:, :, :h].unflatten(2, (hkv, g)).permute(0, 2, 3, 1, 4).reshape(1, hkv, g * tb, d)
         return q, qk[:, :, h:].transpose(1, 2), qkv[..., (h + hkv) * d:].view(1, tb, hkv, d).transpose(1, 2)
@@ -130,6 +135,7 @@ class PackedBlock:
     eps1: float
     wqkv: torch.Tensor  # ((H + 2 H_kv) D, hidden)
     bqkv: torch.Tensor | None
+    qkn: torch.Tensor | None  # ((H + H_kv), D) QK-norm gains (q_norm per query head, then k_norm per KV head)
     wo: torch.Tensor
     ln2: torch.Tensor
     eps2: float
@@ -195,15 +201,8 @@ class FastEngine(Engine):
             return super()._forward(linear, unit, tree_tokens, tree_parents, tree_kinds)
         self._ensure_ready()
         start, base = cache.length, cache.next_pos
-        segs = [s.data for s in linear]
-        kinds = [k for s in linear for k in s.kinds]
-        pos = torch.arange(base, base + n_lin)
-        anc = None
-        if tree_tokens:
-            segs.append(torch.tensor(tree_tokens, dtype=torch.long))
-            kinds += list(tree_kinds) if tree_kinds is not None else [0] * len(tree_tokens)
-            depth, anc = tree_structure(tree_parents)
-            pos = torch.cat([pos, base + n_lin - 1 + depth])
+        segs, kinds, pos, mask = forward_inputs(linear, base, tree_tokens, tree_parents, tree_kinds)
+        anc = None if mask is None else mask[n_lin:, n_lin:]  # the tree nodes' ancestor-or-self mask
         self._stage(tb, start, segs, pos, n_lin, anc)
         cache.reserve(pos, unit, kinds)
         hidden = self._run(tb, length_bucket(start + tb, cache.max_slots))
@@ -246,12 +245,14 @@ class FastEngine(Engine):
         out = []
         for blk in layers:
             a, mlp = blk.self_attn, blk.mlp
-            bias = None
+            bias = qkn = None
             if a.q_proj.bias is not None:
                 bias = torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]).detach()
+            if a.q_norm is not None:
+                qkn = torch.cat([a.q_norm.weight.expand(a.h, a.d), a.k_norm.weight.expand(a.hkv, a.d)]).detach()
             out.append(PackedBlock(
                 ln1=blk.input_layernorm.weight.detach(), eps1=blk.input_layernorm.eps,
-                wqkv=torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]).detach(), bqkv=bias,
+                wqkv=torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]).detach(), bqkv=bias, qkn=qkn,
                 wo=a.o_proj.weight.detach(),
                 ln2=blk.post_attention_layernorm.weight.detach(), eps2=blk.post_attention_layernorm.eps,
                 wgu=torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight]).detach() if fuse else None,
@@ -336,7 +337,7 @@ class FastEngine(Engine):
         kern = self.kernels
         for i, b in enumerate(self.blocks):
             qkv = F.linear(kern.rms(x, b.ln1), b.wqkv, b.bqkv)  # (1, tb, (h + 2 hkv) d)
-            q, k, v = kern.rope_split(qkv, cos, sin)
+            q, k, v = kern.rope_split(qkv, cos, sin, b.qkn)
             kc, vc = cache.k[i], cache.v[i]  # (1, hkv, S_max, d)
             kc.index_copy_(2, slots, k)
             vc.index_copy_(2, slots, v)

@@ -23,10 +23,14 @@ class DecoderConfig:
     # Ids >= this are padding of the embedding table (real checkpoints pad it past their tokenizer):
     # `Decoder.logits` masks them, so no engine or decoder ever samples or drafts one. None: all ids are real.
     tokenizer_vocab: int | None = None
+    # Qwen3: RMSNorm over each head's dims on q and k, before RoPE (weights `q_norm`, `k_norm`). Off: Qwen2/Llama.
+    qk_norm: bool = False
+    # HF's `head_dim` where a config sets it (Qwen3: 128 whatever the width); None: hidden_size // heads.
+    explicit_head_dim: int | None = None
 
     @property
     def head_dim(self) -> int:
-        return self.hidden_size // self.num_attention_heads
+        return self.explicit_head_dim or self.hidden_size // self.num_attention_heads
 
 
 @dataclass
@@ -47,16 +51,25 @@ class AudioEncoderConfig:
 
 @dataclass
 class ModelConfig:
+    """The decoder and one audio front: ticktock's own encoder (`audio`) or a published model's audio tower
+    (`tower`: a plain dict whose "kind" names a tower in `model.layouts.TOWERS`, the rest its shape)."""
+
     decoder: DecoderConfig = field(default_factory=DecoderConfig)
     audio: AudioEncoderConfig | None = field(default_factory=AudioEncoderConfig)
+    tower: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"decoder": asdict(self.decoder), "audio": asdict(self.audio) if self.audio else None}
+        d = {"decoder": asdict(self.decoder), "audio": asdict(self.audio) if self.audio else None}
+        if self.tower is not None:
+            d["tower"] = dict(self.tower)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "ModelConfig":
         audio = d.get("audio")
-        return cls(DecoderConfig(**d["decoder"]), AudioEncoderConfig(**audio) if audio else None)
+        tower = d.get("tower")
+        return cls(DecoderConfig(**d["decoder"]), AudioEncoderConfig(**audio) if audio else None,
+                   dict(tower) if tower else None)
 
 
 PRESETS: dict[str, ModelConfig] = {
@@ -87,6 +100,29 @@ PRESETS: dict[str, ModelConfig] = {
                       num_attention_heads=32, num_key_value_heads=8, rope_theta=1e6, attention_bias=True,
                       tie_word_embeddings=False, max_position_embeddings=40960),
         None,
+    ),
+    # Full-size shapes of the published duplex models' parts a session runs (random weights; for `ticktock
+    # calibrate --shape`): the decoder and the audio tower (docs/models.md). Qwen2.5-Omni-7B's thinker:
+    # the Qwen2.5-7B LM and its 32-layer Whisper-large-style audio encoder (128 mel bins, 25 embeddings/s).
+    "qwen2.5-omni-7b-thinker": ModelConfig(
+        DecoderConfig(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                      num_attention_heads=28, num_key_value_heads=4, rope_theta=1e6, attention_bias=True,
+                      tie_word_embeddings=False),
+        None,
+        {"kind": "qwen2.5-omni-audio", "num_mel_bins": 128, "d_model": 1280, "encoder_layers": 32,
+         "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "n_window": 100, "output_dim": 3584,
+         "max_source_positions": 1500},
+    ),
+    # MiniCPM-o 4.5: the Qwen3-8B LM (QK-norm, no q/k/v bias) and Whisper-medium (`apm`) with its projection
+    # and pooling by 5 (10 embeddings/s). The vocabulary as "minicpm-o-4.5-lm" (Qwen3-8B's).
+    "minicpm-o-4.5": ModelConfig(
+        DecoderConfig(vocab_size=151936, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
+                      num_attention_heads=32, num_key_value_heads=8, rope_theta=1e6, attention_bias=False,
+                      tie_word_embeddings=False, max_position_embeddings=40960, qk_norm=True),
+        None,
+        {"kind": "minicpm-o-whisper", "num_mel_bins": 80, "d_model": 1024, "encoder_layers": 24,
+         "encoder_attention_heads": 16, "encoder_ffn_dim": 4096, "max_source_positions": 1500, "pool_step": 5,
+         "chunk_length": 1.0, "output_dim": 4096},
     ),
     # ticktock-tiny's heads at 128 dims, twice as wide: a small `ticktock model expand` target for tests.
     "tiny-wide": ModelConfig(

@@ -1,7 +1,9 @@
-"""A Qwen2-compatible decoder (RMSNorm, RoPE, GQA, SwiGLU, optional QKV bias).
+"""A Qwen2-compatible decoder (RMSNorm, RoPE, GQA, SwiGLU, optional QKV bias, optional Qwen3 QK-norm).
 
-Parameter names match HF `Qwen2ForCausalLM` (`model.layers.N.self_attn.q_proj.weight`, ...),
-so HF checkpoints load directly and transformers can serve as the test oracle.
+Parameter names match HF `Qwen2ForCausalLM` / `Qwen3ForCausalLM` (`model.layers.N.self_attn.q_proj.weight`,
+`...self_attn.q_norm.weight`, ...), so HF checkpoints load directly and transformers can serve as the test oracle.
+RoPE is 1-D: Qwen2.5-Omni's multimodal RoPE gives every token three equal position components when the
+input holds no image or video (audio and text only), and then equals this one (tests/test_layouts.py).
 Positions are explicit (logical positions from the cache ledger), and the new
 tokens of a forward may carry a tree mask instead of a causal one.
 """
@@ -51,12 +53,21 @@ class Attention(nn.Module):
         self.q_proj = nn.Linear(cfg.hidden_size, self.h * self.d, bias=cfg.attention_bias)
         self.k_proj = nn.Linear(cfg.hidden_size, self.hkv * self.d, bias=cfg.attention_bias)
         self.v_proj = nn.Linear(cfg.hidden_size, self.hkv * self.d, bias=cfg.attention_bias)
+        self.q_norm: RMSNorm | None = None
+        self.k_norm: RMSNorm | None = None
         self.o_proj = nn.Linear(self.h * self.d, cfg.hidden_size, bias=False)
+        assert self.h % self.hkv == 0, f"{self.h} query heads must split evenly over {self.hkv} KV heads"
+        if cfg.qk_norm:  # Qwen3: per-head RMSNorm on q and k before RoPE
+            self.q_norm = RMSNorm(self.d, cfg.rms_norm_eps)
+            self.k_norm = RMSNorm(self.d, cfg.rms_norm_eps)
 
     def forward(self, x, cos, sin, mask, cache: KVCache | None):
         b, t, _ = x.shape
-        q = self.q_proj(x).view(b, t, self.h, self.d).transpose(1, 2)  # (B, H, T, D)
-        k = self.k_proj(x).view(b, t, self.hkv, self.d).transpose(1, 2)  # (B, Hkv, T, D)
+        q = self.q_proj(x).view(b, t, self.h, self.d)
+        k = self.k_proj(x).view(b, t, self.hkv, self.d)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)  # (B, H, T, D), (B, Hkv, T, D)
         v = self.v_proj(x).view(b, t, self.hkv, self.d).transpose(1, 2)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if cache is not None:

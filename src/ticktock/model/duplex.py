@@ -1,4 +1,5 @@
-"""`DuplexLM`: the decoder joined with the streaming audio encoder."""
+"""`DuplexLM`: the decoder joined with its audio front: ticktock's streaming encoder, or a published
+model's audio tower (`cfg.tower`, built by `model.layouts`; the tower streams itself: `audio.streaming`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,13 @@ class DuplexLM(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.lm = Decoder(cfg.decoder)
-        self.audio = AudioEncoder(cfg.audio, cfg.decoder.hidden_size) if cfg.audio else None
+        if cfg.tower is not None:
+            from .layouts import build_tower  # the layouts import this module's siblings
+
+            self.audio = build_tower(cfg.tower)
+        else:
+            self.audio = AudioEncoder(cfg.audio, cfg.decoder.hidden_size) if cfg.audio else None
+        self.layout = "ticktock"  # the checkpoint layout it was loaded from (`model.io.load_model`)
 
     @property
     def device(self) -> torch.device:
@@ -27,8 +34,8 @@ class DuplexLM(nn.Module):
 
     def encode_audio(self, mel: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """mel (F, n_mels), context (C*F, n_mels) -> (E, hidden) audio embeddings for one chunk."""
-        if self.audio is None:
-            raise RuntimeError("this model has no audio encoder")
+        if not isinstance(self.audio, AudioEncoder):
+            raise RuntimeError("this model has no ticktock audio encoder (a tower streams itself: audio.streaming)")
         dev, dt = self.device, self.dtype
         return self.audio(mel[None].to(dev, dt), context[None].to(dev, dt))[0]
 

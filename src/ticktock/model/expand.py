@@ -48,6 +48,8 @@ def fit_problems(src: DecoderConfig, target: DecoderConfig) -> list[str]:
         out.append(f"hidden_size {target.hidden_size} is not a multiple of {target.num_attention_heads} heads")
     if target.head_dim % src.head_dim or src.head_dim % 2:
         out.append(f"head_dim {target.head_dim} is not a multiple of the source's {src.head_dim}")
+    if src.qk_norm or target.qk_norm:  # a per-head RMSNorm cannot be padded into the identity
+        out.append("QK-norm (Qwen3) cannot be expanded exactly; use a target without it (minicpm-o-4.5-lm)")
     if src.attention_bias and not target.attention_bias:
         out.append("the source has q/k/v biases and the target none (set attention_bias)")
     if target.tie_word_embeddings and not src.tie_word_embeddings:

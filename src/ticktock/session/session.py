@@ -11,12 +11,15 @@ autoregressive decoding would (greedy), or the same distribution (sampling).
 With a transcription side channel (`side_channel.py`) the unit's tokens also pass
 through `UnitRules`; a trailing segment is decoded at the start of the next unit's
 idle work (it never delays the response) and filled into the unit's result then.
+The post-audio loop is a generator of forward requests (`unit_steps`): `step` runs it on
+the session's own engine (`drive`), `batch.BatchedSessions` runs several sessions' in
+batched forwards.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Callable, Generator, Sequence
 
 import numpy as np
 import torch
@@ -27,7 +30,7 @@ from ..decoding.base import Decoder
 from ..decoding.draft import Draft
 from ..decoding.registry import make_decoder
 from ..decoding.verify import Verdict, verify_greedy, verify_sampling
-from ..engine import EngineChoice, Segment, resolve_engine
+from ..engine import Engine, EngineChoice, ForwardRequest, Segment, resolve_engine
 from ..model.duplex import DuplexLM
 from ..protocol import DuplexProtocol, SlotKind
 from .clock import Clock, WallClock
@@ -37,6 +40,20 @@ from .timeline import Timeline
 
 DEFAULT_SYSTEM = "You are ticktock, a helpful voice assistant."
 MEL_CONTEXT_SAMPLES = 240  # samples of the previous chunk the log-mel window needs (n_fft - hop)
+
+UnitSteps = Generator[ForwardRequest, torch.Tensor, UnitResult]  # a unit's forwards: yields requests, is sent logits
+
+
+@torch.no_grad()
+def drive(steps: Generator[ForwardRequest, torch.Tensor, object], engine: Engine):
+    """Run a generator of forward requests (`DuplexSession.unit_steps`) on one engine; return what it returns."""
+    logits = None
+    while True:
+        try:
+            req = steps.send(logits)
+        except StopIteration as stop:
+            return stop.value
+        logits = engine.forward(req.linear, req.unit, req.tree_tokens, req.tree_parents, req.tree_kinds)
 
 
 class AudioFrontEnd:
@@ -71,6 +88,13 @@ class AudioFrontEnd:
         return emb
 
 
+def audio_front_end(model: DuplexLM, chunk_samples: int):
+    """The model's streaming audio front (`reset`, `push`, `silence_hypothesis`): a published model's audio
+    tower streams itself (`model.layouts`); ticktock's encoder runs in `AudioFrontEnd`."""
+    streaming = getattr(model.audio, "streaming", None)
+    return streaming(chunk_samples) if streaming is not None else AudioFrontEnd(model, chunk_samples)
+
+
 def top2_margins(logits: torch.Tensor, rows: list[int]) -> list[float]:
     """logits (n + 1, V), the rows committed tokens were chosen at -> top-1 minus top-2 logit per row.
 
@@ -88,11 +112,13 @@ class DuplexSession:
                  engine: EngineChoice = "auto"):
         """engine: "auto" (fast on CUDA, eager elsewhere), "eager", "fast", an `Engine` to reuse (its cache is
         reset; a benchmark's consecutive sessions share one, so CUDA graphs are captured once) or a factory.
-        side_channel: None/"off", "after_decision" or "after_content" (transcription segments, DESIGN §4).
+        side_channel: None/"off", "after_decision" or "after_content" (transcription segments, docs/design.md §4).
         oracle_transcripts: per unit, the words its trailing segment holds in place of the model's own ('' for
         none; `after_content` only): recall with perfect transcripts in the runtime's own context."""
         self.model, self.protocol = model, protocol
         self.side_channel = side_channel_placement(side_channel)
+        if self.side_channel is not None and not protocol.has("asr_start"):
+            raise ValueError(f"protocol {protocol.name!r} has no side-channel tokens (asr_start/asr_end)")
         if oracle_transcripts is not None and self.side_channel != "after_content":
             raise ValueError("oracle_transcripts needs side_channel='after_content' (segments trail their unit)")
         self.oracle = list(oracle_transcripts) if oracle_transcripts is not None else None
@@ -105,7 +131,7 @@ class DuplexSession:
         self.policy = policy or NoEviction()
         self.system = system
         self.chunk_samples = int(round(protocol.chunk_seconds * 16000))
-        self.front = AudioFrontEnd(model, self.chunk_samples)
+        self.front = audio_front_end(model, self.chunk_samples)
         self.reset()
 
     # ------------------------------------------------------------ lifecycle
@@ -127,6 +153,12 @@ class DuplexSession:
     def ids_segment(self, ids: list[int], kind: SlotKind) -> Segment:
         return Segment(torch.tensor(ids, dtype=torch.long), [int(kind)] * len(ids))
 
+    def audio_segments(self, audio: torch.Tensor) -> list[Segment]:
+        """A unit's audio embeddings (E, D) as the forward takes them, with what closes them (`audio_end`)."""
+        segs = [Segment(audio, [int(SlotKind.AUDIO)] * audio.shape[0])]
+        close = self.protocol.audio_close_ids()
+        return segs + [self.ids_segment(close, SlotKind.UNIT_MARKER)] if close else segs
+
     # ------------------------------------------------------------ idle work
     def prepare(self, window: float | None = None) -> None:
         """Idle work for the next unit, before its audio arrives: prefill, then let the decoder draft.
@@ -139,13 +171,13 @@ class DuplexSession:
             window = self.timeline.window_for(self.index)
         n0 = len(self.engine.records)
         self.flush()
-        unit_marker = self.protocol.id("unit")
+        opening = self.protocol.unit_open_ids(self.index)  # `<unit>` (after `</unit>` where the protocol has one)
         segs = []
         if self.pending:
             segs.append(Segment(torch.tensor(self.pending), list(self.pending_kinds)))
-        segs.append(self.ids_segment([unit_marker], SlotKind.UNIT_MARKER))
+        segs.append(self.ids_segment(opening, SlotKind.UNIT_MARKER))
         self.engine.forward(segs, unit=self.index)
-        self.history += [unit_marker]
+        self.history += opening
         self.pending, self.pending_kinds = [], []
         used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
         prepare = getattr(self.decoder, "prepare", None)
@@ -171,21 +203,35 @@ class DuplexSession:
     @torch.no_grad()
     def step(self, chunk: np.ndarray, tool_result: str | None = None) -> UnitResult:
         """Consume one chunk (`chunk_samples` float32 samples at 16 kHz) and decode its unit."""
+        return drive(self.unit_steps(chunk, tool_result), self.engine)
+
+    def unit_steps(self, chunk: np.ndarray, tool_result: str | None = None) -> UnitSteps:
+        """`step` as a generator of its unit's post-audio forwards, for a driver that batches sessions.
+
+        It yields a `ForwardRequest` per forward and must be sent that forward's logits (1 + n_nodes, V),
+        computed on this session's engine cache (`drive` runs them on `self.engine`; `session.batch`
+        runs several sessions' requests in one forward); it returns the `UnitResult`. The chunk is
+        checked here, before anything runs; idle work (`prepare`) and the audio encoder run at the first
+        `next`. A generator left unfinished leaves the session mid-unit.
+        """
         chunk = np.asarray(chunk, dtype=np.float32)
         if chunk.shape != (self.chunk_samples,):
             raise ValueError(f"a chunk must be {self.chunk_samples} samples at 16 kHz, got shape {chunk.shape}")
+        return self._unit_steps(chunk, tool_result)
+
+    def _unit_steps(self, chunk: np.ndarray, tool_result: str | None) -> UnitSteps:
         self.prepare()
         idle_used, idle_forwards = self.prepared
         n_rec = len(self.engine.records)
         t0 = time.perf_counter()
         audio = self.front.push(chunk)
         enc = self.clock.encoder_seconds(time.perf_counter() - t0)
-        linear = [Segment(audio, [int(SlotKind.AUDIO)] * audio.shape[0])]
+        linear = self.audio_segments(audio)
         if tool_result is not None:
             ids = self.protocol.tool_result_ids(tool_result)
             linear.append(self.ids_segment(ids, SlotKind.TOOL_RESULT))
             self.history += ids
-        res, rules = self._decode_unit(linear)
+        res, rules = yield from self._decode_unit(linear)
         post = enc + sum(r.seconds for r in self.engine.records[n_rec:])
         timing = self.timeline.add(self.index, idle_used, post)
         res.idle_used, res.idle_forwards, res.window = idle_used, idle_forwards, timing.window
@@ -198,7 +244,8 @@ class DuplexSession:
         self.prepared = None
         return res
 
-    def _decode_unit(self, linear: list[Segment]) -> tuple[UnitResult, UnitRules]:
+    def _decode_unit(self, linear: list[Segment]
+                     ) -> Generator[ForwardRequest, torch.Tensor, tuple[UnitResult, UnitRules]]:
         cache = self.engine.cache
         rules = UnitRules(self.protocol, self.side_channel, sampling=self.temperature > 0)
         banned = rules.banned_in_response()
@@ -210,8 +257,8 @@ class DuplexSession:
             if draft is not None and len(draft) == 0:
                 draft = None
             tree_kinds = rules.draft_kinds(draft.tokens, draft.parents) if draft else None
-            logits = self.engine.forward(linear, self.index, draft.tokens if draft else None,
-                                         draft.parents if draft else None, tree_kinds)
+            logits = yield ForwardRequest(linear, self.index, draft.tokens if draft else None,
+                                          draft.parents if draft else None, tree_kinds)
             if banned:
                 logits[:, banned] = float("-inf")
             if self.temperature > 0 and not rules.greedy_phase:

@@ -109,7 +109,7 @@ class UnitRules:
         kind = p.output_kind(token)
         if kind == SlotKind.ASR_MARK:  # a delimiter outside a segment is just a response token
             kind = SlotKind.TEXT
-        if kind == SlotKind.TEXT and self.decision == p.id("tool"):
+        if kind == SlotKind.TEXT and self.decision == p.ids.get("tool"):  # a protocol may have no tool token
             kind = SlotKind.TOOL
         self.ended = p.is_unit_end(token, self.n_response)
         return token, kind, self.ended
