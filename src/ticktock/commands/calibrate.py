@@ -20,6 +20,7 @@ from rich.table import Table
 from ..bench.calibrate import (DEFAULT_CONTEXTS, DEFAULT_NEW_TOKENS, DTYPES, Grid, build_model, calibrate,
                                dtype_name, summarize, write_profile)
 from ..model.config import PRESETS
+from .engine_options import pick_device
 
 
 def _ints(text: str) -> list[int]:
@@ -63,10 +64,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     console, err = Console(), Console(stderr=True)
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        err.print("[red]--device cuda: no CUDA device is visible to torch[/]")
-        return 2
+    device = pick_device(args.device)
     dtype = DTYPES[args.dtype or ("bf16" if device == "cuda" else "fp32")]
     if args.threads:
         torch.set_num_threads(args.threads)

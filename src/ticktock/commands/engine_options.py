@@ -17,6 +17,18 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
                    help="model weights and activations (bfloat16 on a GPU for 7B-class speed; default float32)")
 
 
+def pick_device(requested: str | None) -> str:
+    """`--device` as given, or cuda when torch sees one and cpu otherwise; a clear error for cuda without one."""
+    import torch
+
+    from ..cli import CommandError
+
+    device = requested or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise CommandError("--device cuda: no CUDA device is visible to torch; use --device cpu")
+    return device
+
+
 def torch_dtype(name: str):
     import torch
 

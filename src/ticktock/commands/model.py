@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..model.config import PRESETS, preset
+from .engine_options import pick_device
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -43,10 +44,7 @@ def run_expand(args: argparse.Namespace) -> int:
     from ..model.io import load_model, save_model
 
     console, err = Console(), Console(stderr=True)
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        err.print("[red]--device cuda: no CUDA device is visible to torch[/]")
-        return 2
+    device = pick_device(args.device)
     dtype = DTYPES[args.dtype or ("bfloat16" if device == "cuda" else "float32")]
     src, tok = load_model(args.model, "cpu", torch.float32)  # small: the source stays on the host
     if tok is None:
