@@ -1,6 +1,6 @@
 """`ticktock eval --side-channel after_content` on a fresh sample of sessions instead of a fixed suite.
 
-How the takeover figures of docs/side-channel.md outside the `takeover` suite were measured: SEED draws new scripts,
+How the takeover samples before the `takeover` suite were measured (experiments/LOG.md): SEED draws new scripts,
 SPLIT picks the voices (`heldout`, or `train` for the voices the model was trained on; the scripts differ too).
 Usage: python scripts/eval_sample.py SPLIT SEED N FAMILY[,FAMILY...] > OUT.json
 """

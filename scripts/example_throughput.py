@@ -1,8 +1,8 @@
 """How many side-channel training examples a second the trainer's intake delivers, for 1..N workers.
 
 The trainer's own path (`train.intake.ExampleIntake` over a `SideChannelFactory`) with nothing training, so a
-run's `made` / `seconds` can be set against it: far below, the trainer is starving its workers (docs/memory.md,
-"Recall run Z"); near it, rendering is the bound. Also times one long session's rendering and one cut of it.
+run's `made` / `seconds` can be set against it: far below, the trainer is starving its workers (experiments/LOG.md,
+run Z); near it, rendering is the bound. Also times one long session's rendering and one cut of it.
 Usage: python scripts/example_throughput.py [--workers 1,4,13] [--seconds 20] [--memory-share 0.8]
        [--long-share 0.8] [--long-reuse 256] [--fact-swap 1.0] [--history-shuffle 0] [--recall-share 1.0]
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every recall probe of a trained model (docs/memory.md, "Recall run V"), each a JSON file in OUT_DIR, and a summary:
+# Every recall probe of a trained model (experiments/LOG.md, run V), each a JSON file in OUT_DIR, and a summary:
 #   long, heldout            the suites' recall questions over the a2t cache, reference transcripts
 #   long-runtime-kv          the same over the session whole under the runtime's eviction mask (as the loop holds it)
 #   train-long               3 fresh long training sessions (seeds no run here draws)

@@ -4,7 +4,7 @@ Why a thread: an example (a few hundred KB of audio and ids) is more than a pipe
 feeder writes it only while the trainer reads. A trainer that took between steps only what `Queue.empty()`
 said had arrived got about one example per poll: on the H200 machine 15 workers able to make ~200 examples a
 second delivered 19, each example was drawn ~17 times, and recall answers were learnt by heart
-(docs/memory.md, "Recall runs"). A thread blocked in `get` takes them as fast as they come.
+(experiments/LOG.md, run Z). A thread blocked in `get` takes them as fast as they come.
 """
 
 from __future__ import annotations
