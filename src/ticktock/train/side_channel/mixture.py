@@ -74,17 +74,22 @@ class Mixture:
 
     def long_session(self, seed: int, reuse: int) -> Rendered:
         """The worker's current long session, rendered anew once `reuse` examples were cut from it."""
-        from ...scenarios.suites import GENERATORS
         from ..base import _WORKER
 
         r = _WORKER.get("long")
         if r is None or r.left <= 0:
-            script = GENERATORS["long"](random.Random(f"train-long:{seed}"))  # not the `long` suite's seeds
-            script.id = f"train-long-{seed}"
-            r = _WORKER["long"] = self.render(script, seed)
+            r = _WORKER["long"] = self.render_long(seed)
             r.left = reuse
         r.left -= 1
         return r
+
+    def render_long(self, seed: int) -> Rendered:
+        """The long training session of `seed` (not the `long` suite's seeds)."""
+        from ...scenarios.suites import GENERATORS
+
+        script = GENERATORS["long"](random.Random(f"train-long:{seed}"))
+        script.id = f"train-long-{seed}"
+        return self.render(script, seed)
 
     def render(self, script, seed: int) -> Rendered:
         """A script rendered with training voices. The recall ends are the rendered script's: rendering lays the
