@@ -123,37 +123,11 @@ def test_an_adapter_applies_to_a_model_on_the_gpu(tmp_path, gated):
     assert torch.allclose(outs[0], outs[1].cpu(), atol=1e-4)
 
 
-def test_blended_adapters_merge_to_the_blend_of_the_merged_models(tmp_path):
-    """scripts/blend_adapters.py: merged(blend(A, B, w)) == w·merged(A) + (1-w)·merged(B), rows included."""
-    import importlib.util
-    from pathlib import Path
-
-    script = Path(__file__).parents[1] / "scripts" / "blend_adapters.py"
-    spec = importlib.util.spec_from_file_location("blend_adapters", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    torch.manual_seed(1)
-    base = DuplexLM(preset("test")).eval()
-    write_adapter(tmp_path / "a", base, r=4, alpha=8, seed=0)
-    write_adapter(tmp_path / "b", base, r=4, alpha=16, seed=1)
-    mod.blend(tmp_path / "a", tmp_path / "b", 0.3, tmp_path / "ab")
-    merged = [merge_side_channel(copy.deepcopy(base), tmp_path / d) for d in ("a", "b", "ab")]
-    for (name, a), (_, b), (_, ab) in zip(*(m.named_parameters() for m in merged)):
-        assert torch.allclose(ab, 0.3 * a + 0.7 * b, atol=1e-4), name
-    with pytest.raises(ValueError, match="within"):
-        mod.blend(tmp_path / "a", tmp_path / "b", 1.5, tmp_path / "bad")
-
-
 def test_interpolated_side_channel_models_lie_between_their_ends():
-    """scripts/interpolate_side_channel.py: t = 0 and t = 1 give the two models back, t = 0.25 the weighted mean of
-    every weight; models of two architectures are refused."""
-    import importlib.util
-    from pathlib import Path
+    """The staged recipe's merge step (`train.side_channel.merge`): t = 0 and t = 1 give the two models back,
+    t = 0.25 the weighted mean of every weight; models of two architectures are refused."""
+    from ticktock.train.side_channel import merge as mod
 
-    script = Path(__file__).parents[1] / "scripts" / "interpolate_side_channel.py"
-    spec = importlib.util.spec_from_file_location("interpolate_side_channel", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     torch.manual_seed(2)
     a, b = DuplexLM(preset("test")).eval(), DuplexLM(preset("test")).eval()
     for t, want in ((0.0, a.state_dict()), (1.0, b.state_dict())):

@@ -11,10 +11,10 @@ import torch
 
 from ticktock.protocol import SlotKind
 from ticktock.train.examples import IGNORE
-from ticktock.train.exact_memory import build_exact_memory_example
-from ticktock.train.kv_visibility import visibility
-from ticktock.train.memory_data import RETENTION_UNITS, build_memory_example
-from ticktock.train.side_channel_data import NATIVE, unit_tokens
+from ticktock.train.side_channel.exact_examples import build_exact_memory_example
+from ticktock.train.side_channel.kv_visibility import visibility
+from ticktock.train.side_channel.memory_examples import RETENTION_UNITS, build_memory_example
+from ticktock.train.side_channel.examples import NATIVE, unit_tokens
 
 from conftest import random_model
 from test_memory_examples import UNITS, WORDS
@@ -65,41 +65,12 @@ def test_exact_example_supervises_every_unit(protocol):
     assert (ex.labels == IGNORE).all() and (ex.teacher_labels == IGNORE).all()
 
 
-def test_distilled_exact_example_learns_recall_answers_and_distils_the_rest(protocol):
-    """`distil`: cross-entropy at the recall answer only; every other unit's native outputs paired, in order, with
-    the base's on the same units laid out natively (tool results in, segments out); pause units marked."""
-    p, e = protocol, protocol.audio_per_chunk
-    units = copy.deepcopy(UNITS)
-    units[2].recall, units[4].pause = True, True
-    audio = np.zeros(16000 * len(units), dtype=np.float32)
-    ex = build_exact_memory_example(p, "hello", units, WORDS, audio, random.Random(0), "after_content",
-                                    end=len(units), distil=True)
-    natives = [[t for t, r in zip(*unit_tokens(p, u, WORDS[k], "after_content")[:2]) if r == NATIVE]
-               for k, u in enumerate(units)]
-    assert ex.memory_labels[ex.memory_labels != IGNORE].tolist() == natives[2] == ex.memory_labels[ex.recall].tolist()
-    rest = [t for k, n in enumerate(natives) if k != 2 for t in n]
-    assert ex.labels[ex.labels != IGNORE].tolist() == rest == ex.teacher_labels[ex.teacher_labels != IGNORE].tolist()
-    native_layout = list(p.prefix_ids("hello"))
-    for k, u in enumerate(units):
-        tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
-        native_layout += [p.id("unit")] + [p.id("pad")] * e + tr + natives[k]
-    assert ex.teacher_ids.tolist() == native_layout
-    assert sorted(ex.teacher_slot[ex.teacher_slot >= 0]) == list(range(len(units) * e))
-    assert np.all(np.diff(ex.teacher_positions) > 0)
-    (at,) = np.nonzero(ex.pause)
-    assert len(at) == 1 and ex.labels[at[0]] == natives[4][0]  # where unit 4's decision is predicted
-    plain = build_exact_memory_example(p, "hello", units, WORDS, audio, random.Random(0), "after_content",
-                                       end=len(units))
-    assert ex.ids.tolist() == plain.ids.tolist() and np.array_equal(ex.kv_gone, plain.kv_gone)
-    assert not plain.pause.any()
-
-
-@pytest.mark.parametrize("distil", [False, True])
-def test_exact_examples_train_beside_plain_ones(protocol, tmp_path, distil):
+def test_exact_examples_train_beside_plain_ones(protocol, tmp_path):
     """A batch mixing exact and compacted memory examples trains under the runtime mask (finite, falling loss)."""
     pytest.importorskip("peft")
-    from ticktock.train.side_channel import SideChannelConfig, collate_side_channel, runtime_mask, train_side_channel
-    from ticktock.train.trainer import TrainConfig
+    from ticktock.train.side_channel.batches import collate_side_channel, runtime_mask
+
+    from sc_recipes import run_tiny, tiny_recipe
 
     p = protocol
     audio = np.random.default_rng(5).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
@@ -108,7 +79,7 @@ def test_exact_examples_train_beside_plain_ones(protocol, tmp_path, distil):
         rng = random.Random(seed)
         if seed % 2:
             return build_exact_memory_example(p, "hello", UNITS, WORDS, audio, rng, "after_content", max_len=400,
-                                              recall_ends=[10], recall_share=0.5, distil=distil)
+                                              recall_ends=[10], recall_share=0.5)
         return build_memory_example(p, "hello", UNITS, WORDS, audio, rng, "after_content", max_len=400)
 
     whole = build_exact_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(0), "after_content",
@@ -117,25 +88,22 @@ def test_exact_examples_train_beside_plain_ones(protocol, tmp_path, distil):
     mask = runtime_mask(b)
     assert mask.shape == (2, b["ids"].shape[1], b["ids"].shape[1])
     assert torch.equal(mask[0], torch.ones_like(mask[0]).tril()) and not torch.equal(mask[1], mask[0])
-    cfg = TrainConfig(steps=60, batch=4, lr=1e-2, warmup=1, workers=1, log_every=1, max_len=400)
-    log = train_side_channel(tmp_path / "run", cfg, SideChannelConfig(placement="after_content", exact_kv=True),
-                             device="cpu", make_example=make, model=random_model(7, p.vocab_size, std=0.1),
-                             tokenizer=p.tokenizer)
+    log = run_tiny(tmp_path / "run", tiny_recipe(steps=60, lr=1e-2), make, random_model(7, p.vocab_size, std=0.1),
+                   p.tokenizer)
     mem = [r["mem"] for r in log if "mem" in r]
     # which steps draw an exact example depends on the example maker's timing: about 1 in 16 batches of 4 has none
     assert len(mem) >= 45 and all(np.isfinite(mem)) and np.mean(mem[-10:]) < 0.75 * np.mean(mem[:5]), mem
-    if distil:  # the exact examples' units reach the distillation terms
-        assert all(np.isfinite(r["kd"]) for r in log if "kd" in r) and len([r for r in log if "kd" in r]) >= 55
 
 
 def test_factory_lays_memory_examples_out_exactly(shipped_protocol):
-    """`SideChannelFactory(exact_kv=True)`: its short memory examples are exact ones, from the session's start."""
+    """A `memory` source with the exact layout: its examples are exact ones, from the session's start."""
     from ticktock.scenarios.suites import SUITES
-    from ticktock.train.side_channel_data import SideChannelFactory
+    from ticktock.train.side_channel.mixture import Mixture
+    from ticktock.train.side_channel.sources.memory import MemorySource
 
     weights = {f: 0.0 for f in SUITES["train"].families} | {"dictation_recall": 1.0}
-    factory = SideChannelFactory(shipped_protocol, "after_content", memory_share=1.0, family_weights=weights,
-                                 recall_share=1.0, exact_kv=True, long_max_len=4096)
+    factory = Mixture(shipped_protocol, [MemorySource(layout="exact", max_len=4096, recall_share=1.0)],
+                      "after_content", weights)
     for seed in range(2):
         ex = factory(seed)
         assert ex.kv_write is not None and ex.kv_gone is not None and len(ex.kv_write) == len(ex.ids) <= 4096

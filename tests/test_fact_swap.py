@@ -8,7 +8,7 @@ import pytest
 
 from ticktock.protocol import Decision
 from ticktock.train.examples import UnitSpec
-from ticktock.train.fact_swap import swap_facts
+from ticktock.train.side_channel.fact_swap import swap_facts
 
 L, S = Decision.LISTEN, Decision.SPEAK
 

@@ -9,8 +9,8 @@ import pytest
 
 from ticktock.protocol import Decision
 from ticktock.train.examples import UnitSpec
-from ticktock.train.history_shuffle import answer_words, exchanges, shuffled_history
-from ticktock.train.memory_data import build_memory_example
+from ticktock.train.side_channel.history_shuffle import answer_words, exchanges, shuffled_history
+from ticktock.train.side_channel.memory_examples import build_memory_example
 
 L, S = Decision.LISTEN, Decision.SPEAK
 

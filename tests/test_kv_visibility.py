@@ -11,7 +11,7 @@ from ticktock.cache.policies.acoustic_to_text import ACOUSTIC_KINDS, AcousticToT
 from ticktock.protocol import DuplexProtocol
 from ticktock.session import DuplexSession
 from ticktock.session.session import AudioFrontEnd
-from ticktock.train.kv_visibility import eviction_times, unit_schedule, visibility
+from ticktock.train.side_channel.kv_visibility import eviction_times, unit_schedule, visibility
 
 from conftest import noise_chunks, random_model
 

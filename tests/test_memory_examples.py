@@ -12,8 +12,8 @@ import torch
 from ticktock.cache.policies.acoustic_to_text import ACOUSTIC_KINDS
 from ticktock.protocol import Decision
 from ticktock.train.examples import IGNORE, UnitSpec
-from ticktock.train.memory_data import RETENTION_UNITS, build_memory_example, memory_end
-from ticktock.train.side_channel_data import NATIVE, SEGMENT, unit_tokens
+from ticktock.train.side_channel.memory_examples import RETENTION_UNITS, build_memory_example, memory_end
+from ticktock.train.side_channel.examples import NATIVE, SEGMENT, unit_tokens
 
 from conftest import random_model
 
@@ -101,9 +101,9 @@ def test_memory_examples_train_and_adapter_resumes(protocol, tmp_path):
     exactly the saved adapter: its merged model equals the adapter merged by `merge_side_channel`."""
     pytest.importorskip("peft")
     from ticktock.model.adapter import merge_side_channel
-    from ticktock.train.side_channel import (SideChannelConfig, attach_lora, load_adapter_weights, train_rows,
-                                             train_side_channel)
-    from ticktock.train.trainer import TrainConfig
+    from ticktock.train.side_channel.adapters import LoRA
+
+    from sc_recipes import run_tiny, tiny_recipe
 
     p = protocol
     base = random_model(7, p.vocab_size, std=0.1)
@@ -112,9 +112,7 @@ def test_memory_examples_train_and_adapter_resumes(protocol, tmp_path):
     def make(seed: int):
         return build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content", max_len=400)
 
-    cfg = TrainConfig(steps=80, batch=4, lr=1e-2, warmup=1, workers=1, log_every=1, max_len=400)
-    log = train_side_channel(tmp_path / "run", cfg, SideChannelConfig(placement="after_content"), device="cpu",
-                             make_example=make, model=copy.deepcopy(base), tokenizer=p.tokenizer)
+    log = run_tiny(tmp_path / "run", tiny_recipe(steps=80, lr=1e-2), make, copy.deepcopy(base), p.tokenizer)
     mem = [r["mem"] for r in log if "mem" in r]
     assert len(mem) >= 75 and all(np.isfinite(mem)), mem
     assert np.mean(mem[-5:]) < 0.6 * np.mean(mem[:5]), f"memory loss did not fall: {mem}"
@@ -122,10 +120,9 @@ def test_memory_examples_train_and_adapter_resumes(protocol, tmp_path):
     adapter = tmp_path / "run" / "adapter"
     want = merge_side_channel(copy.deepcopy(base), adapter)
     resumed = copy.deepcopy(base)
-    peft_model = attach_lora(resumed)
-    rows = train_rows(resumed, [p.id("asr_start"), p.id("asr_end")], seed=5)
-    load_adapter_weights(peft_model, rows, adapter)
-    peft_model.merge_and_unload()
+    lora = LoRA()
+    lora.prepare(resumed, [p.id("asr_start"), p.id("asr_end")], 5, adapter)
+    lora.peft.merge_and_unload()
     for (name, a), (_, b) in zip(want.lm.named_parameters(), resumed.lm.named_parameters()):
         assert torch.allclose(a, b, atol=1e-5), name
 
@@ -136,11 +133,11 @@ def test_long_memory_examples_reach_minutes_back(shipped_protocol):
     `recall_share` 1 each one's supervised outputs end with (the end of) one of the session's recall answers."""
     from ticktock.scenarios.suites import GENERATORS
     from ticktock.train.base import _WORKER
-    from ticktock.train.side_channel_data import SideChannelFactory
+    from ticktock.train.side_channel.mixture import Mixture
+    from ticktock.train.side_channel.sources.long import LongSource
 
     p = shipped_protocol
-    factory = SideChannelFactory(p, "after_content", max_len=512, long_share=1.0, long_max_len=2048,
-                                 long_reuse=6, recall_share=1.0)
+    factory = Mixture(p, [LongSource(max_len=2048, reuse=6, recall_share=1.0)], "after_content")
     answers = {r["answer"] for r in GENERATORS["long"](random.Random("train-long:100")).recall}
     _WORKER.pop("long", None)
     try:
@@ -163,12 +160,12 @@ def test_short_memory_examples_end_at_recall_answers(shipped_protocol):
     dictation lies in the evicted units (text only), the question and the answer in the retained ones."""
     from ticktock.scenarios.suites import SUITES
     from ticktock.train.base import draw_training_script
-    from ticktock.train.side_channel_data import SideChannelFactory
+    from ticktock.train.side_channel.mixture import Mixture
+    from ticktock.train.side_channel.sources.memory import MemorySource
 
     p = shipped_protocol
     weights = {f: 0.0 for f in SUITES["train"].families} | {"dictation_recall": 1.0}
-    factory = SideChannelFactory(p, "after_content", max_len=512, memory_share=1.0, family_weights=weights,
-                                 recall_share=1.0)
+    factory = Mixture(p, [MemorySource(recall_share=1.0)], "after_content", weights)
     for seed in range(3):
         answers = {r["answer"] for r in draw_training_script(random.Random(seed), weights).recall}
         ex = factory(seed)
@@ -253,8 +250,7 @@ def test_local_distillation_pairs_the_retained_ordinary_units_with_the_base(prot
 def test_local_distillation_trains(protocol, tmp_path):
     """Memory examples with a teacher go through the distillation terms (kd finite and falling)."""
     pytest.importorskip("peft")
-    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
-    from ticktock.train.trainer import TrainConfig
+    from sc_recipes import run_tiny, tiny_recipe
 
     p = protocol
     audio = np.random.default_rng(4).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
@@ -263,9 +259,6 @@ def test_local_distillation_trains(protocol, tmp_path):
         return build_memory_example(p, "hello", UNITS, WORDS, audio, random.Random(seed), "after_content",
                                     max_len=400, teacher_units=8)
 
-    cfg = TrainConfig(steps=30, batch=4, lr=1e-2, warmup=1, workers=1, log_every=1, max_len=400)
-    log = train_side_channel(tmp_path / "run", cfg, SideChannelConfig(placement="after_content", memory_distill=8),
-                             device="cpu", make_example=make, model=random_model(7, p.vocab_size, std=0.1),
-                             tokenizer=p.tokenizer)
+    log = run_tiny(tmp_path / "run", tiny_recipe(lr=1e-2), make, random_model(7, p.vocab_size, std=0.1), p.tokenizer)
     kd = [r["kd"] for r in log if "kd" in r]
     assert len(kd) >= 25 and all(np.isfinite(kd)) and max(kd) > 0, kd

@@ -11,7 +11,7 @@ import torch
 
 from ticktock.protocol import Decision
 from ticktock.train.examples import IGNORE, UnitSpec, word_unit, word_units
-from ticktock.train.side_channel_data import build_side_channel_example
+from ticktock.train.side_channel.examples import build_side_channel_example
 
 from conftest import random_model
 
@@ -36,24 +36,25 @@ def test_word_units_user_words_once_each():
 
 
 def test_delay_jitter_draws_one_delay_per_session(protocol):
-    from ticktock.train.side_channel_data import SideChannelFactory
+    from ticktock.train.side_channel.mixture import Mixture
+    from ticktock.train.side_channel.sources.plain import PlainSource
 
-    assert {SideChannelFactory(protocol).delay_for(s) for s in range(20)} == {0.5}
-    jittered = SideChannelFactory(protocol, delay_jitter=0.3)
-    delays = [jittered.delay_for(s) for s in range(200)]
+    assert {Mixture(protocol, [PlainSource()]).jitter(s) for s in range(20)} == {None}
+    jittered = Mixture(protocol, [PlainSource()], delay_jitter=0.3)
+    delays = [jittered.jitter(s) or 0.5 for s in range(200)]
     assert all(0.2 <= d <= 0.8 for d in delays) and min(delays) < 0.3 and max(delays) > 0.7
     assert 70 <= delays.count(0.5) <= 130  # half the sessions keep the rule's timing
-    assert delays == [jittered.delay_for(s) for s in range(200)]  # a session's delay depends on its seed only
+    assert delays == [jittered.jitter(s) or 0.5 for s in range(200)]  # a session's delay depends on its seed only
 
 
 def test_jittered_sessions_teach_through_distillation_only(protocol):
-    from ticktock.train.side_channel_data import SideChannelFactory
+    from ticktock.train.side_channel.mixture import Rendered
 
     audio = np.random.default_rng(0).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
     ex = build_side_channel_example(protocol, "hello", UNITS, WORDS, audio, random.Random(0), "after_content")
     assert (ex.asr_labels != IGNORE).any() and (ex.open_target >= 0).any()
     labels = ex.labels.copy()
-    out = SideChannelFactory._distill_only(ex)
+    out = Rendered(("hello", UNITS, WORDS, audio), [], jittered=True).finish(ex)
     assert (out.asr_labels == IGNORE).all() and (out.open_target == -1).all()
     assert np.array_equal(out.labels, labels) and (out.teacher_labels != IGNORE).any()  # distillation kept
 
@@ -101,8 +102,10 @@ def test_train_side_channel_smoke(protocol, tmp_path):
     from safetensors.torch import load_file
 
     from ticktock.model import load_model
-    from ticktock.train.side_channel import SideChannelConfig, collate_side_channel, train_side_channel
-    from ticktock.train.trainer import TrainConfig, audio_embeddings, embed_inputs
+    from ticktock.train.side_channel.batches import collate_side_channel
+    from ticktock.train.trainer import audio_embeddings, embed_inputs
+
+    from sc_recipes import run_tiny, tiny_recipe
 
     p = protocol
     base = random_model(5, p.vocab_size, std=0.1)
@@ -125,9 +128,8 @@ def test_train_side_channel_smoke(protocol, tmp_path):
     kl = {}
     for distill in (True, False):
         out = tmp_path / str(distill)
-        cfg = TrainConfig(steps=40, batch=4, lr=3e-3, warmup=1, workers=1, log_every=1, max_len=400)
-        log = train_side_channel(out, cfg, SideChannelConfig(placement="both", distill=distill), device="cpu",
-                                 make_example=make, model=copy.deepcopy(base), tokenizer=p.tokenizer)
+        recipe = tiny_recipe(terms=("ce", "distill") if distill else ("ce",), steps=40, placement="both")
+        log = run_tiny(out, recipe, make, copy.deepcopy(base), p.tokenizer)
         ce = [r["ce"] for r in log if "ce" in r]
         assert np.mean(ce[-5:]) < 0.6 * np.mean(ce[:5]), f"transcript loss did not fall: {ce}"
         for name in ("model/model.safetensors", "adapter/adapter_model.safetensors", "adapter/asr_rows.safetensors",
@@ -146,36 +148,10 @@ def test_train_side_channel_smoke(protocol, tmp_path):
     assert kl[True] < 0.6 * kl[False], f"distillation should keep the base task closer: KL {kl}"
 
 
-def test_gated_lora_in_training_acts_on_segment_tokens_only(protocol):
-    """`gate_lora`: PEFT's LoRA layers act only where the decoder's gate is set; the gradient reaches them only there."""
-    pytest.importorskip("peft")
-    from ticktock.train.side_channel import attach_lora, gate_lora
-
-    model = random_model(4, protocol.vocab_size, std=0.1)
-    base = copy.deepcopy(model)
-    peft_model = attach_lora(model, rank=4, alpha=8)
-    gate_lora(peft_model, model.lm.gate_state)
-    for name, prm in peft_model.named_parameters():
-        if "lora_B" in name:
-            prm.data.normal_(0, 0.5)
-    x, pos = torch.randn(1, 5, model.cfg.decoder.hidden_size), torch.arange(5)[None]
-    gate = torch.tensor([[False, False, True, True, False]])
-    with torch.no_grad():
-        ref = base.lm(x, pos)
-        torch.testing.assert_close(model.lm(x, pos, gate=torch.zeros_like(gate)), ref, atol=1e-5, rtol=1e-5)
-    with torch.enable_grad():  # other tests may have switched autograd off in this process
-        out = model.lm(x, pos, gate=gate)
-        out[:, :2].sum().backward()
-    torch.testing.assert_close(out[:, :2], ref[:, :2], atol=1e-5, rtol=1e-5)  # causal: before the segment, the base
-    assert not torch.allclose(out[:, 2:], ref[:, 2:], atol=1e-3)
-    assert all(prm.grad is None or not prm.grad.any() for n, prm in peft_model.named_parameters() if "lora_" in n)
-
-
-def _train_briefly(p, out, sc, seed: int, lr: float):
+def _train_briefly(p, out, recipe, seed: int):
     """30 CPU steps of `train_side_channel` on a `test`-preset model and one session, checking the transcript loss
     falls; returns (the base model, the log, the example maker)."""
-    from ticktock.train.side_channel import train_side_channel
-    from ticktock.train.trainer import TrainConfig
+    from sc_recipes import run_tiny
 
     base = random_model(seed, p.vocab_size, std=0.1)
     audio = np.random.default_rng(seed - 3).standard_normal(16000 * len(UNITS)).astype(np.float32) * 0.1
@@ -184,9 +160,7 @@ def _train_briefly(p, out, sc, seed: int, lr: float):
         return build_side_channel_example(p, "hello", UNITS, WORDS, audio, random.Random(s), "after_content",
                                           max_len=400)
 
-    cfg = TrainConfig(steps=30, batch=4, lr=lr, warmup=1, workers=1, log_every=1, max_len=400)
-    log = train_side_channel(out, cfg, sc, device="cpu", make_example=make, model=copy.deepcopy(base),
-                             tokenizer=p.tokenizer)
+    log = run_tiny(out, recipe, make, copy.deepcopy(base), p.tokenizer)
     ce = [r["ce"] for r in log if "ce" in r]
     assert np.mean(ce[-5:]) < 0.7 * np.mean(ce[:5]), f"transcript loss did not fall: {ce}"
     last = log[-1]  # the log counts what the workers made against what was drawn
@@ -201,10 +175,10 @@ def test_a_base_beside_a_runs_adapter_gets_it_applied_and_the_merged_model_is_le
     from ticktock.model import save_model
     from ticktock.model.adapter import is_merged
     from ticktock.runtime import load_runtime
-    from ticktock.train.side_channel import SideChannelConfig
 
-    base, _, _ = _train_briefly(protocol, tmp_path / "run", SideChannelConfig(placement="after_content"), seed=9,
-                                lr=3e-3)
+    from sc_recipes import tiny_recipe
+
+    base, _, _ = _train_briefly(protocol, tmp_path / "run", tiny_recipe(), seed=9)
     save_model(base, protocol.tokenizer, tmp_path / "run" / "base")
     assert is_merged(tmp_path / "run" / "model") and not is_merged(tmp_path / "run" / "base")
     merged = load_runtime(tmp_path / "run" / "model", side_channel=True).model.state_dict()
@@ -216,49 +190,18 @@ def test_a_base_beside_a_runs_adapter_gets_it_applied_and_the_merged_model_is_le
         assert torch.allclose(applied[k], merged[k], atol=2e-3), k
 
 
-def test_gated_side_channel_run_saves_the_base_and_a_gated_adapter(protocol, tmp_path):
-    """`--gate segment`: OUT/model is the base with the two rows, OUT/adapter says it is gated, and loaded with
-    its adapter the model predicts exactly as the base wherever no segment was read."""
-    pytest.importorskip("peft")
-    from ticktock.model.gated_lora import has_gated_lora
-    from ticktock.runtime import load_runtime
-    from ticktock.train.side_channel import SideChannelConfig
-    from ticktock.train.trainer import audio_embeddings, embed_inputs
-
-    p = protocol
-    base, _, make = _train_briefly(p, tmp_path, SideChannelConfig(placement="after_content", gate="segment"), 6, 3e-3)
-    assert (tmp_path / "adapter" / "gate.json").is_file()
-    rt = load_runtime(tmp_path / "model", side_channel=True)
-    assert has_gated_lora(rt.model) and rt.name.endswith("+side-channel")
-    saved = dict(rt.model.lm.named_parameters())
-    for name, prm in base.lm.named_parameters():
-        if "embed_tokens" not in name and "lora" not in name:
-            key = name if name in saved else name.replace(".weight", ".base.weight").replace(".bias", ".base.bias")
-            torch.testing.assert_close(saved[key], prm, atol=2e-3, rtol=1e-3)  # fp16 copy of the frozen base
-    ex = make(0)
-    ids, slots = torch.from_numpy(ex.ids)[None], torch.from_numpy(ex.audio_slot)[None]
-    pos, gate = torch.from_numpy(ex.positions)[None], torch.from_numpy(ex.segment)[None]
-    first = int(ex.segment.argmax())
-    with torch.no_grad():
-        emb = audio_embeddings(base, torch.from_numpy(ex.audio).float()[None], train=False)
-        want = base.lm(embed_inputs(base, ids, slots, emb), pos)
-        got = rt.model.lm(embed_inputs(rt.model, ids, slots, emb), pos, gate=gate)
-    assert first > 0
-    torch.testing.assert_close(got[:, :first], want[:, :first], atol=2e-2, rtol=1e-2)
-    assert not torch.allclose(got[:, first:], want[:, first:], atol=1e-2)
-
-
 def test_full_side_channel_run_trains_the_whole_decoder_and_ships_as_a_whole_model(protocol, tmp_path):
-    """`--full`: the transcript loss falls with every decoder weight trainable (attention and MLP weights move), the
+    """A `full` recipe: the transcript loss falls with every decoder weight trainable (attention and MLP weights move), the
     encoder stays frozen, OUT/model loads as the side-channel model (no adapter/), and shipped beside a base as
     `<dir>-side-channel/` it replaces the base's weights when the side channel is asked for."""
     import shutil
 
     from ticktock.runtime import load_runtime
-    from ticktock.train.side_channel import SideChannelConfig
+
+    from sc_recipes import tiny_recipe
 
     p = protocol
-    base, _, _ = _train_briefly(p, tmp_path / "run", SideChannelConfig(placement="after_content", full=True), 7, 3e-3)
+    base, _, _ = _train_briefly(p, tmp_path / "run", tiny_recipe("full"), 7)
     assert not (tmp_path / "run" / "adapter").exists()
     trained = load_runtime(tmp_path / "run" / "model", side_channel=True).model
     moved = [n for n, prm in base.lm.named_parameters()
@@ -299,97 +242,79 @@ def test_pause_units_mark_where_their_decision_is_predicted(protocol):
     assert whole > 0
 
 
+def _lora_loss(p, model):
+    """loss(*terms): the `SideChannelLoss` of those terms over one LoRA whose update is non-zero (the adapted model
+    differs), each call drawing the encoder's training-time augmentation alike."""
+    from ticktock.train.side_channel.adapters import LoRA
+    from ticktock.train.side_channel.loss import SideChannelLoss
+
+    lora = LoRA()
+    lora.prepare(model, [p.id("asr_start"), p.id("asr_end")], 0, None)
+    with torch.no_grad():
+        for name, prm in lora.peft.named_parameters():
+            if "lora_B" in name:
+                prm.normal_(0, 0.5, generator=torch.Generator().manual_seed(1))
+
+    def loss(*terms):
+        fn = SideChannelLoss(p, lora, list(terms))
+        return lambda m, b: (torch.manual_seed(0), fn(m, b))[1]
+    return loss
+
+
 def test_pause_term_adds_its_weight_times_the_decision_kl_and_distill_weight_scales_distillation(protocol):
     pytest.importorskip("peft")
-    from ticktock.train.side_channel import SideChannelLoss, attach_lora, collate_side_channel
+    from ticktock.train.side_channel.batches import collate_side_channel
+    from ticktock.train.side_channel.terms.ce import SideChannelCE
+    from ticktock.train.side_channel.terms.distill import Distill
+    from ticktock.train.side_channel.terms.pause import PauseHold
 
     p = protocol
     model = random_model(5, p.vocab_size, std=0.1)
-    peft_model = attach_lora(model)
-    with torch.no_grad():  # a non-zero update, so the adapted decisions differ from the base's
-        for name, prm in peft_model.named_parameters():
-            if "lora_B" in name:
-                prm.normal_(0, 0.5)
+    loss = _lora_loss(p, model)
     units = [UnitSpec(Decision.LISTEN), UnitSpec(Decision.LISTEN, pause=True), *UNITS[2:]]
     audio = np.random.default_rng(2).standard_normal(16000 * len(units)).astype(np.float32) * 0.1
     batch = collate_side_channel([build_side_channel_example(p, "hello", units, WORDS, audio, random.Random(s),
                                                              "after_content", max_len=400) for s in range(2)],
                                  p.id("pad"), "cpu")
-    torch.manual_seed(0)
-    plain, s0 = SideChannelLoss(p, peft_model)(model, batch)
-    torch.manual_seed(0)
-    weighted, s3 = SideChannelLoss(p, peft_model, pause_weight=3.0)(model, batch)
+    plain, s0 = loss(SideChannelCE(), Distill())(model, batch)
+    weighted, s3 = loss(SideChannelCE(), Distill(), PauseHold(weight=3.0))(model, batch)
     assert "pause" not in s0 and float(s3["pause"]) > 0
     assert torch.allclose(weighted - plain, 3.0 * s3["pause"], atol=1e-5)
-    torch.manual_seed(0)  # `distill_weight` scales kd + dec + turn, and only them
-    heavier, _ = SideChannelLoss(p, peft_model, distill_weight=2.0)(model, batch)
+    heavier, _ = loss(SideChannelCE(), Distill(weight=2.0))(model, batch)  # scales kd + dec + turn, and only them
     assert float(s0["kd"]) > 0
     assert torch.allclose(heavier - plain, s0["kd"] + s0["dec"] + s0["turn"], atol=1e-5)
 
 
 def test_recall_term_adds_its_weight_times_the_answer_cross_entropy(protocol):
     pytest.importorskip("peft")
-    from ticktock.train.memory_data import build_memory_example
-    from ticktock.train.side_channel import SideChannelLoss, attach_lora, collate_side_channel
+    from ticktock.train.side_channel.batches import collate_side_channel
+    from ticktock.train.side_channel.memory_examples import build_memory_example
+    from ticktock.train.side_channel.terms.ce import SideChannelCE
+    from ticktock.train.side_channel.terms.memory import MemoryCE, RecallCE
 
     p = protocol
     model = random_model(5, p.vocab_size, std=0.1)
-    peft_model = attach_lora(model)
+    loss = _lora_loss(p, model)
     units = [*UNITS[:-1], UnitSpec(Decision.SPEAK, "okay", turn_end=True, recall=True)]
     audio = np.random.default_rng(2).standard_normal(16000 * len(units)).astype(np.float32) * 0.1
     batch = collate_side_channel([build_memory_example(p, "hello", units, WORDS, audio, random.Random(s),
                                                        "after_content", max_gap=0, end=len(units)) for s in range(2)],
                                  p.id("pad"), "cpu")
-    torch.manual_seed(0)
-    plain, s0 = SideChannelLoss(p, peft_model, distill=False)(model, batch)
-    torch.manual_seed(0)
-    weighted, s3 = SideChannelLoss(p, peft_model, distill=False, recall_weight=3.0)(model, batch)
+    plain, s0 = loss(SideChannelCE(), MemoryCE())(model, batch)
+    weighted, s3 = loss(SideChannelCE(), MemoryCE(), RecallCE(weight=3.0))(model, batch)
     assert "recall" not in s0 and float(s3["recall"]) > 0
     assert torch.allclose(weighted - plain, 3.0 * s3["recall"], atol=1e-5)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--full", "--gate", "segment"], "--gate segment needs a LoRA"),
-    (["--recall-weight", "-2"], "must be non-negative"),
-    (["--recall-weight", "2"], "acts on memory examples"),
-    (["--fact-swap", "1.5"], "must be within [0, 1]"),
-    (["--history-shuffle", "-0.1"], "must be within [0, 1]"),
-    (["--pause-weight", "-1"], "must be non-negative"),
-    (["--pause-weight", "1", "--no-distill"], "needs distillation"),
-    (["--memory-share", "1.5"], "must be within [0, 1]"),
-    (["--hold-tags", "pause,barge_in"], "--hold-tags takes pause and/or backchannel"),
-    (["--buffer", "8", "--batch", "16"], "must hold at least a batch"),
-    (["--distill-weight", "-1"], "must be non-negative"),
-    (["--distill-weight", "3", "--no-distill"], "weighs distillation"),
-    (["--full", "--teacher", "somewhere"], "--teacher is for continuing a --full run"),
-    (["--exact-kv"], "give --memory-share or --long-share"),
-    (["--exact-kv", "--long-share", "0.5", "--fact-swap", "1"], "do not apply to them"),
-    (["--exact-kv", "--long-share", "0.5"], "give --buffer 1024 or less"),
-    (["--memory-distill", "-4"], "must be non-negative"),
-    (["--memory-distill", "16"], "distils memory examples"),
-    (["--memory-distill", "16", "--long-share", "0.5", "--no-distill"], "distils memory examples"),
-])
-def test_train_side_channel_refuses_bad_arguments(argv, message, tmp_path):
-    """Contradictory or out-of-range options stop before anything is loaded or trained."""
-    import re
-
-    from ticktock.cli import main
-
-    with pytest.raises(SystemExit, match=re.escape(message)):
-        main(["train", "side-channel", "--out", str(tmp_path / "run"), "--device", "cpu", *argv])
-    assert not (tmp_path / "run").exists()
-
-
-@pytest.mark.parametrize("argv", [[], ["--full", "--init-adapter", "somewhere"]])
-def test_train_side_channel_continues_a_side_channel_model_only_with_full_and_no_adapter(argv, tmp_path):
+def test_train_side_channel_refuses_a_lora_continuing_a_whole_side_channel(tmp_path):
+    """A LoRA recipe refuses an --init that already is a whole side channel, before anything is loaded."""
     from ticktock.cli import main
     from ticktock.model.adapter import mark_merged
 
     (tmp_path / "m").mkdir()
     mark_merged(tmp_path / "m", "full")
-    with pytest.raises(SystemExit, match="already is a side-channel model"):
-        main(["train", "side-channel", "--out", str(tmp_path / "run"), "--device", "cpu", "--init", str(tmp_path / "m"),
-              *argv])
+    with pytest.raises(SystemExit, match="already is a whole side-channel model"):
+        main(["train", "side-channel", "--out", str(tmp_path / "run"), "--device", "cpu", "--init", str(tmp_path / "m")])
     assert not (tmp_path / "run").exists()
 
 
@@ -397,7 +322,7 @@ def test_hold_tags_choose_the_units_of_the_pause_term():
     """By default only units inside a paused request are marked; `backchannel` adds where a user backchannel ends."""
     from types import SimpleNamespace
 
-    from ticktock.train.side_channel_data import script_unit_spec
+    from ticktock.train.side_channel.examples import script_unit_spec
 
     def unit(*tags):
         return SimpleNamespace(decision="speak", content="sure", turn_end=False, tool_result=None, tags=list(tags))
@@ -410,49 +335,44 @@ def test_hold_tags_choose_the_units_of_the_pause_term():
 
 
 def test_a_full_run_continues_from_its_own_model_with_the_plain_base_as_teacher(protocol, tmp_path):
-    """`--init` a `--full` run's model: the run starts from it as it is (its segment rows not drawn anew) and
-    distils from `teacher`, not from the model it continues (whose KL at the start is small: only the segments
-    the teacher does not see tell them apart)."""
+    """`init` a full run's model: the run starts from it as it is (its segment rows not drawn anew) and distils from
+    the plain `base`, not from the model it continues (whose KL at the start is small: only the segments the
+    teacher does not see tell them apart)."""
     from ticktock.model import load_model, save_model
-    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
-    from ticktock.train.trainer import TrainConfig
+
+    from sc_recipes import run_tiny, tiny_recipe
 
     p = protocol
-    sc = SideChannelConfig(placement="after_content", full=True)
-    base, _, make = _train_briefly(p, tmp_path / "run", sc, 7, 3e-3)
+    base, _, make = _train_briefly(p, tmp_path / "run", tiny_recipe("full"), 7)
     save_model(base, p.tokenizer, tmp_path / "base")
     first = load_model(tmp_path / "run" / "model")[0]
     asr = [p.id("asr_start"), p.id("asr_end")]
-    cfg = TrainConfig(steps=1, batch=4, lr=1e-9, warmup=1, workers=1, log_every=1, max_len=400)
+    once = tiny_recipe("full", steps=1, lr=1e-9)
     kd = {}
     for name, teacher in (("base", tmp_path / "base"), ("itself", tmp_path / "run" / "model")):
-        log = train_side_channel(tmp_path / name, cfg, sc, tmp_path / "run" / "model", device="cpu",
-                                 make_example=make, teacher=teacher)
+        log = run_tiny(tmp_path / name, once, make, base=teacher, init=tmp_path / "run" / "model")
         kd[name] = log[-1]["kd"]
         rows = load_model(tmp_path / name / "model")[0].lm.model.embed_tokens.weight[asr]
         torch.testing.assert_close(rows, first.lm.model.embed_tokens.weight[asr], atol=2e-3, rtol=1e-3)
     assert kd["base"] > 3 * kd["itself"], kd
-    with pytest.raises(ValueError, match="already is a side-channel model"):
-        train_side_channel(tmp_path / "x", cfg, SideChannelConfig(placement="after_content"),
-                           tmp_path / "run" / "model", device="cpu", make_example=make)
+    with pytest.raises(ValueError, match="already is a whole side-channel model"):
+        run_tiny(tmp_path / "x", tiny_recipe(steps=1), make, base=tmp_path / "base", init=tmp_path / "run" / "model")
 
 
 def test_a_full_run_continues_from_its_decoder_alone(protocol, tmp_path):
-    """`--init` a `--full` run shipped as its decoder alone (`save_decoder_side_channel`): the base (`teacher`)
-    supplies the encoder and tokenizer, the run starts from the shipped decoder as it is."""
+    """`init` a full run shipped as its decoder alone (`save_decoder_side_channel`): the base supplies the encoder
+    and tokenizer, the run starts from the shipped decoder as it is."""
     from ticktock.model import load_model, save_model
     from ticktock.model.adapter import save_decoder_side_channel
-    from ticktock.train.side_channel import SideChannelConfig, train_side_channel
-    from ticktock.train.trainer import TrainConfig
+
+    from sc_recipes import run_tiny, tiny_recipe
 
     p = protocol
-    sc = SideChannelConfig(placement="after_content", full=True)
-    base, _, make = _train_briefly(p, tmp_path / "run", sc, 7, 3e-3)
+    base, _, make = _train_briefly(p, tmp_path / "run", tiny_recipe("full"), 7)
     save_model(base, p.tokenizer, tmp_path / "base")
     dec = save_decoder_side_channel(tmp_path / "run" / "model", tmp_path / "dec")
     first = load_model(tmp_path / "run" / "model")[0]
-    cfg = TrainConfig(steps=1, batch=4, lr=1e-9, warmup=1, workers=1, log_every=1, max_len=400)
-    train_side_channel(tmp_path / "cont", cfg, sc, dec, device="cpu", make_example=make, teacher=tmp_path / "base")
+    run_tiny(tmp_path / "cont", tiny_recipe("full", steps=1, lr=1e-9), make, base=tmp_path / "base", init=dec)
     cont = load_model(tmp_path / "cont" / "model")[0]
     for (name, a), (_, b) in zip(cont.lm.named_parameters(), first.lm.named_parameters()):
         torch.testing.assert_close(a, b, atol=2e-3, rtol=1e-3, msg=name)

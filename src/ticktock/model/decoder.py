@@ -135,7 +135,7 @@ class Decoder(nn.Module):
         x: (B, T, D) input embeddings; positions: (B, T) logical positions.
         cache: when given, the T new slots must already be reserved; attention covers all resident slots.
         new_mask: (T, T) bool among the new tokens (True = attend), or (B, T, T) one per sequence (training on
-        layouts whose tokens saw different caches: `train.kv_visibility`); default causal.
+        layouts whose tokens saw different caches: `train.side_channel.kv_visibility`); default causal.
         gate: (B, T) bool, where a segment-gated adapter acts (`gated_lora`); ignored without one.
         Returns (B, T, D).
         """

@@ -2,7 +2,7 @@
 
 The model gets the listening pre-training prompt ("Transcribe what you hear.") and each unit's
 speech is compared with the words that ended in that chunk (jiwer WER after normalisation).
-Usage: python scripts/listen_probe.py MODEL_DIR {train|heldout} N
+Usage: python experiments/probes/listen_probe.py MODEL_DIR {train|heldout} N
 """
 
 from __future__ import annotations

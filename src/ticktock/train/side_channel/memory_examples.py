@@ -15,7 +15,7 @@ With `teacher_units` T > 0 the retained units are distilled after all ("local di
 teacher is the base on the last T units whole (the retained ones and those before them, so a
 question that began earlier is heard whole), no segments, no history — what it answers an ordinary
 question with needs nothing older. The retained units' native predictions are paired with its own
-by order, as in `side_channel_data`; a recall answer's units are left out (without the history
+by order, as in `examples`; a recall answer's units are left out (without the history
 the base cannot know the answer, and the `recall` term teaches it). This holds the side channel's
 ordinary replies in long contexts to the base's, where cross-entropy on the script alone let a
 model trained to read facts back answer ordinary questions with recall answers.
@@ -33,10 +33,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..cache.policies.acoustic_to_text import ACOUSTIC_KINDS, AcousticToText
-from ..protocol import DuplexProtocol
-from .examples import IGNORE, UnitSpec, window_audio, window_positions
-from .side_channel_data import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_bodies
+from ...cache.policies.acoustic_to_text import ACOUSTIC_KINDS, AcousticToText
+from ...protocol import DuplexProtocol
+from ..examples import IGNORE, UnitSpec, window_audio, window_positions
+from .examples import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_bodies
 
 RETENTION_UNITS = AcousticToText.retention_units  # the policy's default window (5 units)
 

@@ -8,12 +8,12 @@ memory (this probe) from transcribing into it (`ticktock memory`'s WER) and from
 `train-long`: N fresh long sessions rendered from unused training seeds with training voices (what the trainer
 draws), so a model that answers there and not on `long` has learnt its training answers by heart; `--swap` renames
 their facts first (`train.fact_swap`), `--shuffle` lays their evicted exchanges out anew (`train.history_shuffle`); `--seeds S1,S2,...` renders those training seeds instead (a worker's long
-sessions are `SideChannelFactory.render_long` of seed (100 * run seed + worker) * 1_000_003 + long_reuse * j, so a run's
+sessions are `Mixture.render_long` of seed (100 * run seed + worker) * 1_000_003 + long_reuse * j, so a run's
 own sessions can be probed).
 `--runtime-kv`: the window is the session whole up to the answer under the runtime's eviction mask
-(`train.exact_memory`, `train.kv_visibility`): the transcripts keep the keys and values they were written with,
+(`train.side_channel.exact_examples`, `kv_visibility`): the transcripts keep the keys and values they were written with,
 beside their audio, as in `ticktock memory`'s loop — where the default compacted window recomputes them without it.
-Usage: python scripts/recall_probe.py {long|heldout|quick|full|train-long} [MODEL_DIR] [--show] [--n N] [--swap]
+Usage: python experiments/probes/recall_probe.py {long|heldout|quick|full|train-long} [MODEL_DIR] [--show] [--n N] [--swap]
        [--shuffle] [--seeds S1,S2,...] [--runtime-kv]
 """
 
@@ -31,13 +31,14 @@ from ticktock.runtime import load_runtime
 from ticktock.scenarios.script import UnitTarget
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
-from ticktock.train.exact_memory import build_exact_memory_example
+from ticktock.train.side_channel.exact_examples import build_exact_memory_example
 from ticktock.train.examples import word_units
-from ticktock.train.kv_visibility import visibility
-from ticktock.train.fact_swap import swap_facts
-from ticktock.train.history_shuffle import shuffled_history
-from ticktock.train.memory_data import build_memory_example
-from ticktock.train.side_channel_data import SideChannelFactory, script_unit_spec
+from ticktock.train.side_channel.kv_visibility import visibility
+from ticktock.train.side_channel.fact_swap import swap_facts
+from ticktock.train.side_channel.history_shuffle import shuffled_history
+from ticktock.train.side_channel.memory_examples import build_memory_example
+from ticktock.train.side_channel.examples import script_unit_spec
+from ticktock.train.side_channel.mixture import Mixture
 from ticktock.train.trainer import audio_embeddings, embed_inputs
 
 
@@ -55,13 +56,11 @@ def suite_windows(suite: str, p):
 
 def training_windows(seeds, p):
     """The same for the long training sessions rendered from `seeds`."""
-    from ticktock.scenarios.espeak import EspeakRenderer
-
-    factory, renderer = SideChannelFactory(p), EspeakRenderer()
+    mix = Mixture(p, [])
     for seed in seeds:
-        (system, units, words, audio), ends = factory.render_long(renderer, seed)
-        for end in ends:
-            yield f"train-long-{seed}", "", (system, units, words, audio), end
+        r = mix.render_long(seed)
+        for end in r.recall_ends:
+            yield f"train-long-{seed}", "", r.session, end
 
 
 def runtime_window(p, rendered, end: int):

@@ -22,9 +22,9 @@ from __future__ import annotations
 import random
 import re
 
-from ..protocol import Decision
-from ..scenarios.text import ONES, TENS, digits_words, number_words
-from .examples import UnitSpec
+from ...protocol import Decision
+from ...scenarios.text import ONES, TENS, digits_words, number_words
+from ..examples import UnitSpec
 from .fact_swap import CLASSES
 
 FACT_WORDS = frozenset(w for cls in CLASSES for w in cls) | frozenset(ONES) | frozenset(TENS[2:]) | {"hundred",

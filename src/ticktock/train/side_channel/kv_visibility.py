@@ -2,7 +2,7 @@
 
 The runtime never re-encodes: after `AcousticToText` evicts a unit's audio, the transcript and reply tokens
 written while that audio was resident keep their keys and values, computed with it. A memory example laid
-out compacted and run as one causal sequence (`memory_data`) recomputes those tokens *without* the audio —
+out compacted and run as one causal sequence (`memory_examples`) recomputes those tokens *without* the audio —
 a context the runtime never produces. Training on it taught reading facts back that the closed loop could
 not use (docs/memory.md, "Why the probe and the loop disagree").
 

@@ -2,7 +2,7 @@
 
 How the takeover samples before the `takeover` suite were measured (experiments/LOG.md): SEED draws new scripts,
 SPLIT picks the voices (`heldout`, or `train` for the voices the model was trained on; the scripts differ too).
-Usage: python scripts/eval_sample.py SPLIT SEED N FAMILY[,FAMILY...] > OUT.json
+Usage: python experiments/probes/eval_sample.py SPLIT SEED N FAMILY[,FAMILY...] > OUT.json
 """
 
 from __future__ import annotations

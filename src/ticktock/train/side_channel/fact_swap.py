@@ -18,11 +18,11 @@ import random
 import re
 from dataclasses import replace
 
-from ..scenarios.intents.memo import GROCERIES
-from ..scenarios.intents.reasoning import NAMES
-from ..scenarios.text import ONES
-from ..scenarios.world import DAYS
-from .examples import UnitSpec
+from ...scenarios.intents.memo import GROCERIES
+from ...scenarios.intents.reasoning import NAMES
+from ...scenarios.text import ONES
+from ...scenarios.world import DAYS
+from ..examples import UnitSpec
 
 CLASSES = (tuple(GROCERIES), tuple(NAMES), tuple(DAYS))  # words swapped within their own class
 DIGIT_WORDS = ONES[:10]  # zero ... nine: how a code is spoken

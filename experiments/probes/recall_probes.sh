@@ -6,7 +6,7 @@
 #   seen, seen-swap(-shuffle) 3 long sessions the run itself trained on late (workers 0-2), as rendered, with facts
 #                            renamed anew, and relaid too: a model that learnt where its sessions' answers lie, not
 #                            how to find them, answers "seen" and not "train-long"
-# Usage: scripts/recall_probes.sh RUN_DIR OUT_DIR [WORKERS]   (RUN_DIR: a `ticktock train side-channel --out`;
+# Usage: experiments/probes/recall_probes.sh RUN_DIR OUT_DIR [WORKERS]   (RUN_DIR: a `ticktock train side-channel --out`;
 #        WORKERS: the run's example workers, by default its --workers or, as the trainer does, this machine's cores
 #        but one, so give it when probing elsewhere than where the run trained)
 set -euo pipefail
@@ -27,7 +27,7 @@ print(",".join(str((100 * cfg["seed"] + w) * 1_000_003 + sc["long_reuse"] * j) f
 PY
 )
 echo "seen sessions: $seen"
-probe() { local name=$1; shift; python3 scripts/recall_probe.py "$@" 2>/dev/null | tail -n1 > "$out/probe-$name.json"; }
+probe() { local name=$1; shift; python3 experiments/probes/recall_probe.py "$@" 2>/dev/null | tail -n1 > "$out/probe-$name.json"; }
 probe long long "$model"
 probe long-runtime-kv long "$model" --runtime-kv
 probe heldout heldout "$model"

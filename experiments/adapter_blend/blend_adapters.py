@@ -3,7 +3,7 @@
 ΔW = w·s_A·B_A·A_A + (1-w)·s_B·B_B·A_B is exactly one LoRA of rank r_A + r_B (A stacked, B side by side, the
 weights and scales folded into B); the two new token rows are blended the same way. An experiment of
 experiments/LOG.md (weight averaging of two runs from one lineage), not a training recipe of the shipped adapter.
-Usage: python scripts/blend_adapters.py ADAPTER_A ADAPTER_B W OUT
+Usage: python experiments/adapter_blend/blend_adapters.py ADAPTER_A ADAPTER_B W OUT
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Memory examples as the runtime's cache holds them: the session whole, under the eviction mask (docs/design.md §4).
 
-`memory_data` lays an evicted session out compacted and runs it as one causal sequence, so the old transcripts
+`memory_examples` lays an evicted session out compacted and runs it as one causal sequence, so the old transcripts
 are recomputed without the audio they were written beside. The runtime never does that: their keys and values
 stay as they were computed, with the audio present (`kv_visibility`). A model trained on compacted layouts reads
 facts back in the probe (reference transcripts, compacted: 32 of 41 `long` questions for run L2) and not in the
@@ -12,11 +12,6 @@ times (`kv_write`, `kv_gone`) that the trainer turns into the attention mask: ea
 runtime context, so every unit is supervised: native outputs by cross-entropy (`memory_labels`, `recall` at a
 recall answer), transcript tokens and open decisions as in plain side-channel examples. Facts are not renamed
 and history is not relaid (the audio is there and says what it says).
-
-With `distil`, only recall answers are learnt by cross-entropy: every other unit's native outputs are distilled
-from the base on the same units laid out natively (no segments, no eviction: what the base does with all the
-audio it heard), aiming at the base's turn-taking rather than the script's. Its one run (ED, docs/side-channel.md)
-was worse: minutes into a session the base decides unlike it does on the short sessions the bars measure.
 """
 
 from __future__ import annotations
@@ -26,23 +21,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..cache.policies.acoustic_to_text import ACOUSTIC_KINDS
-from ..protocol import Decision, DuplexProtocol
-from .examples import IGNORE, UnitSpec, window_audio, window_positions
+from ...cache.policies.acoustic_to_text import ACOUSTIC_KINDS
+from ...protocol import Decision, DuplexProtocol
+from ..examples import IGNORE, UnitSpec, window_audio, window_positions
+from .examples import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_bodies
 from .kv_visibility import eviction_times, unit_schedule
-from .memory_data import RETENTION_UNITS, memory_end
-from .side_channel_data import INPUT, NATIVE, SEGMENT, SideChannelExample, next_labels, unit_bodies
+from .memory_examples import RETENTION_UNITS, memory_end
 
 
 def build_exact_memory_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], words: list[str],
                                audio: np.ndarray, rng: random.Random, placement: str, max_len: int = 8192,
                                retention_units: int = RETENTION_UNITS, recall_ends: Sequence[int] = (),
                                recall_share: float = 0.0, end: int | None = None,
-                               max_offset: int = 3000, distil: bool = False) -> SideChannelExample:
+                               max_offset: int = 3000) -> SideChannelExample:
     """Units [0, u1) of a session whole, with the runtime's eviction schedule (see the module docstring).
 
     words: per unit, the transcript segment it writes ('' = none); audio: the session at 16 kHz; u1 is drawn as
-    `memory_data.memory_end` draws it (the whole window within `max_len`), or `end`.
+    `memory_examples.memory_end` draws it (the whole window within `max_len`), or `end`.
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
@@ -58,20 +53,9 @@ def build_exact_memory_example(protocol: DuplexProtocol, system: str, units: lis
     ids, roles, slots, opens = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix)
     write, ledger, acoustic = [-2] * len(prefix), [-1] * len(prefix), [False] * len(prefix)
     answer = [False] * len(prefix)
-    t_ids, t_roles, t_slots = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix)  # the base's layout
-    kept = [INPUT] * len(prefix)  # roles with a recall unit's outputs hidden from distillation
-    pause_at = []  # student positions that predict a pause unit's decision
     for k in range(u1):
         tr, out, rl, at = bodies[k]
         head = [p.id("unit")] + [p.id("pad")] * e + tr
-        if units[k].pause:
-            pause_at.append(len(ids) + len(head) - 1)
-        native = [t for t, r in zip(out, rl) if r == NATIVE]
-        distilled = NATIVE if not units[k].recall else INPUT
-        t_ids += head + native  # the head holds a tool's result, if any, as the base reads it too
-        t_roles += [INPUT] * len(head) + [distilled] * len(native)
-        t_slots += [-1] + [k * e + j for j in range(e)] + [-1] * (len(tr) + len(native))
-        kept += [INPUT] * len(head) + [distilled if r == NATIVE else r for r in rl]
         last_native = max(i for i, r in enumerate(rl) if r == NATIVE)
         trails = placement == "after_content" or units[k].decision == Decision.LISTEN
         w, led = unit_schedule(k, len(head), last_native + 1, len(out) - last_native - 1, trails)
@@ -89,23 +73,12 @@ def build_exact_memory_example(protocol: DuplexProtocol, system: str, units: lis
     memory_labels = next_labels(ids, roles, NATIVE)
     recall = (memory_labels != IGNORE) & np.array(answer[1:] + [False])
     positions = np.array(window_positions(len(prefix), n, offset))
-    if distil:
-        labels, t_labels = next_labels(ids, kept, NATIVE), next_labels(t_ids, t_roles, NATIVE)
-        assert (labels != IGNORE).sum() == (t_labels != IGNORE).sum(), "student and teacher must share native events"
-        memory_labels = np.where(np.array(answer[1:] + [False]), memory_labels, IGNORE)  # recall answers only
-        teacher = (np.array(t_ids), t_labels, np.array(window_positions(len(prefix), len(t_ids), offset)),
-                   np.array(t_slots))
-    else:
-        labels = np.full(n, IGNORE, dtype=np.int64)
-        teacher = (np.array(prefix), np.full(len(prefix), IGNORE, dtype=np.int64), np.arange(len(prefix)),
-                   np.full(len(prefix), -1))
-    pause = np.zeros(n, dtype=bool)
-    if distil:  # the `pause` term compares with the teacher
-        pause[pause_at] = True
+    teacher = (np.array(prefix), np.full(len(prefix), IGNORE, dtype=np.int64), np.arange(len(prefix)),
+               np.full(len(prefix), -1))  # no teacher: every unit is learnt by cross-entropy
     return SideChannelExample(
-        np.array(ids), labels, next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
+        np.array(ids), np.full(n, IGNORE, dtype=np.int64), next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
         np.array(opens), positions, np.array(slots), *teacher, window_audio(audio, 0, u1, chunk), u1,
-        memory_labels=memory_labels, segment=np.array(roles) == SEGMENT, recall=recall, pause=pause,
+        memory_labels=memory_labels, segment=np.array(roles) == SEGMENT, recall=recall,
         kv_write=np.array(write, dtype=np.int64),
         kv_gone=eviction_times(np.array(ledger), np.array(acoustic), retention_units))
 

@@ -1,13 +1,13 @@
 """Recall in the closed loop with the script's replies forced: does the model's own history break recall?
 
 `ticktock memory` replays a session closed loop: every unit's output is the model's own, and wrong replies to
-ordinary questions stay in the context. `scripts/recall_probe.py` teacher-forces the whole window instead. This
+ordinary questions stay in the context. `experiments/probes/recall_probe.py` teacher-forces the whole window instead. This
 sits between them: the runtime's own session, cache and `a2t` eviction, but every unit outside the recall
 questions' windows (`evaluation.recall.recall_items`) commits the script's outputs (and gets the script's tool
 results); only the recall windows are decoded greedily. `--oracle` writes the reference words (the δ = 0.5 s rule)
 as the transcripts, else the side channel writes its own. So: forced + oracle near the probe, and the closed loop far
 below, means the model's own replies are what breaks recall.
-Usage: python scripts/recall_forced_loop.py [MODEL_DIR] [--budget B] [--oracle] [--sessions N] [--show]
+Usage: python experiments/probes/recall_forced_loop.py [MODEL_DIR] [--budget B] [--oracle] [--sessions N] [--show]
 """
 
 from __future__ import annotations

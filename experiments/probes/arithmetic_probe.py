@@ -2,7 +2,7 @@
 counted right when the model's spoken text (closed loop, AR greedy, as `ticktock eval`) holds it exactly.
 
 Arithmetic answers sit in short QA, long answers and paused requests; this reads every session of those families.
-Usage: python scripts/arithmetic_probe.py {quick|heldout|full} [MODEL_DIR]
+Usage: python experiments/probes/arithmetic_probe.py {quick|heldout|full} [MODEL_DIR]
 """
 
 from __future__ import annotations
