@@ -26,6 +26,9 @@ def add_parser(sub) -> None:
     p.add_argument("--max-queued-bytes", type=int, default=32 * 1024 * 1024, metavar="BYTES",
                    help="per client: messages not yet handled + audio not yet decoded; past it a message is "
                         "dropped with queue_full (default 32 MiB)")
+    p.add_argument("--side-channel", action="store_true",
+                   help="also load the model's transcription side channel: unit events carry what the user said "
+                        "(asr); sessions use it unless they start with side_channel false")
     p.set_defaults(func=run)
 
 
@@ -43,13 +46,13 @@ def run(args: argparse.Namespace) -> int:
                        model=args.model, device=args.device, engine=args.engine, dtype=args.dtype,
                        tts=not args.no_tts,
                        max_slots=args.max_slots, idle_timeout=args.idle_timeout,
-                       max_queued_bytes=args.max_queued_bytes)
+                       max_queued_bytes=args.max_queued_bytes, side_channel=args.side_channel)
     server = Server(cfg)
     if not server.runtime.trained:
         console.print("[bold yellow]No trained model is shipped: serving a RANDOM-INIT ticktock-tiny.[/]")
     tts = "espeak-ng" if server.speaker and server.speaker.available else "off"
     console.print(f"ticktock serve · {server.runtime.name} · {cfg.engine} engine · max {cfg.max_sessions} sessions · "
-                  f"tts {tts} · "
+                  f"tts {tts} · side channel {'on' if server.side_runtime else 'off'} · "
                   f"logs in {cfg.log_dir}\n  page:      http://{cfg.host}:{cfg.port}/\n"
                   f"  websocket: ws://{cfg.host}:{cfg.port}/ws", highlight=False)
     try:

@@ -17,7 +17,7 @@ import asyncio
 import json
 import logging
 import mimetypes
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +32,8 @@ from ..engine import borrowed_engine
 from ..runtime import Runtime, load_runtime
 from ..session import DuplexSession
 from .draft_gate import live_decoder
-from .live_session import LiveSession
-from .protocol import (INTERNAL, MAX_SYSTEM_CHARS, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend,
+from .live_session import SIDE_CHANNEL, LiveSession
+from .protocol import (BAD_OPTION, INTERNAL, MAX_SYSTEM_CHARS, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend,
                        ProtocolError, SessionStart, SessionStop, ToolResult, error_event, parse_client, quote)
 from .scheduler import DRAFT, Scheduler, ServerBusy
 from .speech import Speaker
@@ -59,12 +59,19 @@ class ServerConfig:
     # a client's messages not yet handled + its session's audio not yet decoded: one full-size message and a
     # full 120 s backlog fit, a client that keeps sending faster than the server takes it in does not
     max_queued_bytes: int = 32 * 1024 * 1024
+    side_channel: bool = False  # also hold the model with its transcription side channel; sessions use it by default
 
 
 class Server:
-    def __init__(self, config: ServerConfig, runtime: Runtime | None = None):
+    def __init__(self, config: ServerConfig, runtime: Runtime | None = None, side_runtime: Runtime | None = None):
+        """side_runtime: the side-channel model (loaded here when `config.side_channel` asks for it and none is given).
+        The base stays loaded beside it, so a session that turns the side channel off runs exactly as without it."""
         self.config = config
-        self.runtime = runtime or load_runtime(config.model, config.device, getattr(torch, config.dtype))
+        dtype = getattr(torch, config.dtype)
+        self.runtime = runtime or load_runtime(config.model, config.device, dtype)
+        if side_runtime is None and config.side_channel:
+            side_runtime = load_runtime(config.model, config.device, dtype, side_channel=True)
+        self.side_runtime = side_runtime
         self.scheduler = Scheduler(config.max_sessions, chunk_seconds=self.runtime.protocol.chunk_seconds)
         self.speaker = Speaker() if config.tts else None
         self.errors = 0  # error events sent, all connections
@@ -91,15 +98,27 @@ class Server:
         await self._server.serve_forever()
 
     def warm_up(self) -> None:
-        """A throwaway two-unit session on the device thread, so first-call costs never land in a client's unit."""
-        rt = self.runtime
-        chunk = np.zeros(int(round(rt.protocol.chunk_seconds * SAMPLE_RATE)), dtype=np.float32)
-        # on the pooled engine the first session will take, so its graphs are captured here
-        with borrowed_engine(rt.model, self.config.engine, self.config.max_slots) as engine:
-            sess = DuplexSession(rt.model, rt.protocol, live_decoder("sl"), engine=engine)
-            for _ in range(2):
-                sess.prepare(0.2)
-                sess.step(chunk)
+        """A throwaway two-unit session per model on the device thread, so first-call costs never land in a client's
+        unit."""
+        for rt, side_channel in ((self.runtime, None), (self.side_runtime, SIDE_CHANNEL)):
+            if rt is None:
+                continue
+            chunk = np.zeros(int(round(rt.protocol.chunk_seconds * SAMPLE_RATE)), dtype=np.float32)
+            # on the pooled engine the first session will take, so its graphs are captured here
+            with borrowed_engine(rt.model, self.config.engine, self.config.max_slots) as engine:
+                sess = DuplexSession(rt.model, rt.protocol, live_decoder("sl"), engine=engine, side_channel=side_channel)
+                for _ in range(2):
+                    sess.prepare(0.2)
+                    sess.step(chunk)
+                sess.flush()
+
+    def session_runtime(self, opts: SessionStart) -> tuple[SessionStart, Runtime]:
+        """`opts` with `side_channel` resolved (unset: on iff this server has it), and the runtime they run on."""
+        side_channel = self.side_runtime is not None if opts.side_channel is None else opts.side_channel
+        if side_channel and self.side_runtime is None:
+            raise ProtocolError(BAD_OPTION, "side_channel: this server runs without the transcription side channel "
+                                            "(start it with `ticktock serve --side-channel`)")
+        return replace(opts, side_channel=side_channel), self.side_runtime if side_channel else self.runtime
 
     # ------------------------------------------------------------ HTTP
     def http(self, connection: ServerConnection, request: Request) -> Response | None:
@@ -120,7 +139,8 @@ class Server:
                 "max_sessions": self.scheduler.max_sessions, "errors": self.errors,
                 "device": self.scheduler.stats.to_dict(), "engine": self.config.engine,
                 # what the page may offer: every registered decoder, the longest system prompt accepted
-                "decoders": list(DECODERS), "max_system_chars": MAX_SYSTEM_CHARS}
+                "decoders": list(DECODERS), "max_system_chars": MAX_SYSTEM_CHARS,
+                "side_channel": self.side_runtime is not None}
 
     # ------------------------------------------------------------ WebSocket
     async def handle(self, ws: ServerConnection) -> None:
@@ -217,7 +237,8 @@ class _Connection:
             raise ProtocolError(SESSION_ACTIVE, f"session {self.live.id} {state} on this connection: "
                                                 "one session at a time (session.stop it first)")
         cfg = self.server.config
-        live = LiveSession(msg, self.server.runtime, self.server.scheduler, self.send, cfg.log_dir,
+        opts, runtime = self.server.session_runtime(msg)
+        live = LiveSession(opts, runtime, self.server.scheduler, self.send, cfg.log_dir,
                            self.server.speaker, cfg.max_slots, cfg.idle_timeout, cfg.engine)
         try:
             self.server.scheduler.admit(live.id)

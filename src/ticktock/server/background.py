@@ -14,8 +14,8 @@ from .app import Server, ServerConfig
 
 
 class BackgroundServer:
-    def __init__(self, config: ServerConfig, runtime: Runtime | None = None):
-        self.server = Server(config, runtime)
+    def __init__(self, config: ServerConfig, runtime: Runtime | None = None, side_runtime: Runtime | None = None):
+        self.server = Server(config, runtime, side_runtime)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="ticktock-server", daemon=True)
         self._ready = threading.Event()

@@ -42,6 +42,7 @@ Send = Callable[[dict], Awaitable[None]]
 _STOP = object()
 _IDLE = object()  # no audio for the idle timeout: the session gives its slot back
 MAX_BACKLOG_CHUNKS = 120  # chunks received but not decoded yet: a client far ahead of real time is slowed down
+SIDE_CHANNEL = "after_content"  # the placement the shipped side channel was trained for (docs/side-channel.md)
 
 
 @dataclass
@@ -105,6 +106,7 @@ class LiveSession:
         self.timeline = LiveTimeline(self.chunk_seconds)
         self.calls: list[PendingCall] = []
         self.units = 0
+        self.last: UnitResult | None = None  # the last unit decoded: its trailing transcript goes on the next event
         self.stopping = self.aborted = self.closed = False
         self.expected_arrival = time.monotonic() + self.chunk_seconds
         self.t0 = self.last_audio = time.monotonic()  # last_audio: audio arrived, or a unit decoded some
@@ -123,7 +125,8 @@ class LiveSession:
         try:
             self.session = await self.scheduler.run(lambda: DuplexSession(
                 rt.model, rt.protocol, live_decoder(o.decoder), temperature=o.temperature, seed=o.seed,
-                system=system, policy=session_policy(o), max_slots=self.max_slots, engine=self.engine), SETUP)
+                system=system, policy=session_policy(o), max_slots=self.max_slots, engine=self.engine,
+                side_channel=SIDE_CHANNEL if o.side_channel else None), SETUP)
         except BaseException:
             self.engines.release(self.engine)
             self.engine = None
@@ -131,7 +134,8 @@ class LiveSession:
         self.log = SessionLog(self.log_path)
         started = event("session.started", session_id=self.id, model=rt.name, decoder=o.decoder,
                         temperature=o.temperature, kv_policy=o.kv_policy, kv_budget=o.kv_budget, system=system,
-                        auto_tools=o.auto_tools, tts=self.speaker is not None, chunk_seconds=self.chunk_seconds,
+                        auto_tools=o.auto_tools, tts=self.speaker is not None, side_channel=bool(o.side_channel),
+                        chunk_seconds=self.chunk_seconds,
                         sample_rate=SAMPLE_RATE, log_path=self.log_path.name)
         self.log.write({**started, "options": asdict(o)})
         self.t0 = self.expected_arrival = self.last_audio = time.monotonic()
@@ -290,6 +294,9 @@ class LiveSession:
 
     async def _emit(self, res: UnitResult, arrival: float, latency: float, lag: float, tool_result: str | None) -> None:
         unit = unit_event(self.id, res, arrival - self.t0, latency, lag, tool_result)
+        if self.opts.side_channel:  # the previous unit's transcript: its segment was decoded before this unit (`prepare`)
+            unit.update(self._heard())
+        self.last = res
         self.log.write(unit)  # logged before it is sent: a disconnect loses nothing computed
         self.units += 1
         self.last_audio = time.monotonic()  # the idle clock starts once the backlog is decoded
@@ -311,12 +318,22 @@ class LiveSession:
             await self.send(event("audio.delta", session_id=self.id, unit=index, text=text, audio=audio,
                                   format="pcm16", sample_rate=SAMPLE_RATE))
 
+    def _heard(self) -> dict:
+        """`asr` / `asr_unit`: the transcript of the last unit decoded (None: the model opened no segment)."""
+        return {"asr": self.last.asr if self.last else None, "asr_unit": self.last.index if self.last else None}
+
     async def _close(self) -> None:
         self.stopping = True  # whatever ended the loop (stop, disconnect, error), no more audio is taken
         if self._side:
             await asyncio.gather(*self._side, return_exceptions=True)
         closed = event("session.closed", session_id=self.id, units=self.units, log_path=self.log_path.name,
                        reason=self.close_reason)
+        if self.opts.side_channel and self.close_reason != "error":  # the last unit's segment, if not decoded yet
+            try:
+                await self.scheduler.run(self.session.flush, CHUNK)
+                closed.update(self._heard())
+            except Exception as err:  # the session ends either way; only that transcript is lost
+                self.log.write(error_event(INTERNAL, f"the last unit's transcript failed: {type(err).__name__}: {err}"))
         if self.log is not None:
             self.log.write(closed)
             self.log.close()

@@ -58,6 +58,7 @@ class SessionStart:
     seed: int = 0
     auto_tools: bool = True  # the server answers tool calls with the mock tools if the client does not
     tts: bool = True  # send `audio.delta` for speak units (when the server has espeak-ng)
+    side_channel: bool | None = None  # transcripts of the user's speech (None: on iff the server has the side channel)
 
 
 @dataclass
@@ -119,7 +120,7 @@ def _session_start(msg: dict) -> SessionStart:
                         kv_policy=_get(msg, "kv_policy", str, "none"),
                         kv_budget=_bounded(msg, "kv_budget", int, None, 1, MAX_COUNT), system=system,
                         seed=_bounded(msg, "seed", int, 0, 0, MAX_SEED), auto_tools=_get(msg, "auto_tools", bool, True),
-                        tts=_get(msg, "tts", bool, True))
+                        tts=_get(msg, "tts", bool, True), side_channel=_get(msg, "side_channel", bool))
 
 
 def _audio_append(msg: dict) -> AudioAppend:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 
 DECISION_STYLE = {"listen": "dim", "speak": "green", "tool": "yellow"}
 
@@ -44,10 +45,12 @@ class TalkPrinter:
         kind, c = ev.get("type"), self.console
         if kind == "session.started":
             c.print(f"[bold]session {ev['session_id']}[/] · {ev['model']} · decoder {ev['decoder']} · "
-                    f"tts {'on' if ev['tts'] else 'off'} · log {ev['log_path']}")
+                    f"tts {'on' if ev['tts'] else 'off'} · side channel {'on' if ev.get('side_channel') else 'off'} · "
+                    f"log {ev['log_path']}")
             c.print(f"[dim]{'unit':>4}  {'decision':<8} {'post ms':>7} {'ℓ_t ms':>7} {'lag ms':>7}  "
                     f"{'latency vs 1 s deadline':<{self.BAR + 2}} output[/]")
         elif kind == "unit":
+            self.heard(ev)
             c.print(self.unit_line(ev))
         elif kind == "tool.call":
             c.print(f"      [yellow]tool.call[/] {ev['call_id']}: {ev['call']}")
@@ -59,7 +62,13 @@ class TalkPrinter:
         elif kind == "error":
             c.print(f"[red]error {ev['code']}[/]: {ev['message']}")
         elif kind == "session.closed":
+            self.heard(ev)
             c.print(f"[bold]session closed[/] ({ev.get('reason')}): {ev['units']} units · log {ev['log_path']}")
+
+    def heard(self, ev: dict) -> None:
+        """The side channel's transcript an event carries (that of unit `asr_unit`, docs/protocol.md), if any."""
+        if (ev.get("asr") or "").strip():
+            self.console.print(f"      [magenta]heard[/] unit {ev['asr_unit']}: {escape(ev['asr'].strip())}")
 
     def unit_line(self, u: dict) -> str:
         n = min(self.BAR + 2, round(u["latency_ms"] / 1000 * self.BAR))

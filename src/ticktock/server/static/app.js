@@ -269,7 +269,8 @@ function onUnit(u) {
   drawTimeline();
 }
 
-// What the user said: the transcription side channel's `asr` of a unit, where the server sends it.
+// What the user said: the transcription side channel's `asr` of unit `asr_unit` (the unit before the event's own;
+// docs/protocol.md), where the server sends it.
 function onHeard(u) {
   if (!("asr" in u)) {
     const hint = $("asr-hint");
@@ -283,13 +284,14 @@ function onHeard(u) {
   $("asr-hint").hidden = true;
   const words = (u.asr || "").trim();
   if (!words) return;
+  const unit = u.asr_unit ?? u.index;
   if (!state.heard) {
     state.heard = bubble("user heard", "");
-    state.heard.dataset.first = u.index;
+    state.heard.dataset.first = unit;
   }
   const text = state.heard.querySelector(".text");
   text.textContent = (text.textContent + " " + words).trim();
-  state.heard.querySelector(".meta").textContent = "you (as the model heard it) · units " + state.heard.dataset.first + "–" + u.index;
+  state.heard.querySelector(".meta").textContent = "you (as the model heard it) · units " + state.heard.dataset.first + "–" + unit;
   if (u.decision !== "listen") state.heard = null; // the model answered: the user's next words are a new turn
 }
 
@@ -345,6 +347,7 @@ function onEvent(ev) {
     case "audio.delta": play(ev); break;
     case "error": onError(ev); break;
     case "session.closed":
+      if ("asr" in ev) onHeard({ ...ev, decision: "listen" }); // the last unit's transcript
       logEvent("session closed (" + ev.reason + "): " + ev.units + " units · log " + ev.log_path);
       if (ev.reason === "stop") {
         end("closed", "idle");
