@@ -261,6 +261,22 @@ def test_transcript_shows_what_the_user_said_beside_the_reply(runtime, tmp_path)
     assert user == "what is two times eight" and reply == "it is 16."
 
 
+def test_transcripts_one_unit_late_and_the_last_on_session_closed(runtime, tmp_path):
+    """As the server sends them: unit t's event carries unit t-1's words (`asr_unit`), session.closed the last unit's."""
+    unit = {"type": "unit", "decision": "listen", "text": "", "terminator": None, "latency_ms": 50.0,
+            "post_audio_ms": 40.0, "lag_ms": 0.0, "miss": False, "resident_slots": 100}
+    events = [{**unit, "index": 0, "asr": None, "asr_unit": None}, {**unit, "index": 1, "asr": "what is", "asr_unit": 0},
+              {**unit, "index": 2, "asr": "two", "asr_unit": 1},
+              {"type": "session.closed", "reason": "stop", "units": 3, "log_path": "x.jsonl", "asr": "thanks",
+               "asr_unit": 2}]
+    with server(runtime, tmp_path) as srv, chromium() as page:
+        page.goto(srv.http_url)
+        page.evaluate("(es) => es.forEach(onEvent)", events)
+        user = page.inner_text("#transcript .turn.user .text")
+        meta = page.inner_text("#transcript .turn.user .meta")
+    assert user == "what is two thanks" and meta.endswith("units 0–2"), (user, meta)
+
+
 # ---------------------------------------------------------------- the shipped examples, recorded (not asserted)
 
 
