@@ -22,11 +22,11 @@ from pathlib import Path
 
 import torch
 
+from ..audio.whisper_mel import WhisperMelStream
 from ..model import DuplexLM, preset
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
-from ..audio.whisper_mel import WhisperMelStream
 from .examples import (TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, filler_id, heard_from_units,
                        transcription_units)
 from .init_checkpoint import init_from_checkpoint, save_trained
@@ -213,9 +213,9 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
     model, tok, proto, spec = initial_model(preset_name, cfg.seed, init, init_decoder, protocol)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size, "layout": model.layout,
                       "protocol": proto.name}), flush=True)
-    chunk = int(round(proto.chunk_seconds * 16000))
-    mel = None
+    chunk = mel = None  # ticktock's encoder: its own chunk; a tower: the protocol's unit
     if model.cfg.tower is not None:
+        chunk = int(round(proto.chunk_seconds * 16000))
         mel = stream_mel(model, chunk)
         if word_weight > 0:
             print(f"--word-weight {word_weight} ignored: the word-frame objective trains ticktock's own audio "
