@@ -132,6 +132,11 @@ class WhisperMelStream:
         self.maxima: deque[float] = deque(maxlen=keep or self.maxima.maxlen)  # per unit, raw log10 max
 
     def features(self, chunk: np.ndarray, commit: bool = True) -> torch.Tensor:
+        return normalise(*self.log10_and_floor(chunk, commit))
+
+    def log10_and_floor(self, chunk: np.ndarray, commit: bool = True) -> tuple[torch.Tensor, float]:
+        """The unit's raw log10 mel (F + lookahead, n_mels) float64 and the floor `features` applies to it
+        (training computes the floors of a whole session here and the log-mel itself, batched)."""
         chunk = np.asarray(chunk, dtype=np.float32)
         logm = unit_log10_mel(chunk, self.tail, self.n_mels, self.lookahead)
         top = float(logm.max())
@@ -145,7 +150,7 @@ class WhisperMelStream:
             self.tail = np.concatenate([self.tail, chunk])[-len(self.tail):]
             self.heard += len(chunk)
             self.maxima.append(top)
-        return normalise(logm, floor)
+        return logm, floor
 
 
 __all__ = ["MelFloor", "WhisperMelStream", "context_samples", "log10_mel", "normalise", "unit_log10_mel",

@@ -12,7 +12,12 @@ def add_parser(sub) -> None:
     b = tsub.add_parser("base", help="train the base duplex model")
     b.add_argument("--out", required=True, help="output folder (model/, train_log.jsonl, loss.png)")
     b.add_argument("--preset", default="tiny")
-    b.add_argument("--init", default=None, help="continue from this model directory")
+    b.add_argument("--init", default=None,
+                   help="continue from this model directory, or fine-tune a published checkpoint folder (a "
+                        "Qwen2.5-Omni thinker) into a duplex model (docs/models.md)")
+    b.add_argument("--protocol", default=None, metavar="FILE|PRESET",
+                   help="with --init: the protocol file mapping ticktock's tokens onto the checkpoint's (default: "
+                        "its ticktock_protocol.json, else its layout's preset); tokens it lacks are added")
     b.add_argument("--steps", type=int, default=20000)
     b.add_argument("--batch", type=int, default=64)
     b.add_argument("--lr", type=float, default=1.5e-3)
@@ -28,7 +33,8 @@ def add_parser(sub) -> None:
     b.add_argument("--init-decoder", default=None,
                    help="start the decoder (and tokenizer) from this model directory, with a fresh audio encoder")
     b.add_argument("--word-weight", type=float, default=0.5,
-                   help="weight of the encoder's frame-level word objective (0: off)")
+                   help="weight of the encoder's frame-level word objective (0: off; ticktock's own encoder only: "
+                        "a published checkpoint's audio tower trains with 0)")
     b.add_argument("--family-weights", default=None, metavar="NAME=W,...",
                    help="over-sample task families, e.g. short_qa=2,tool_call=2 (others weigh 1)")
     b.add_argument("--reply-weights", default=None, metavar="WORD=W,...",
@@ -70,7 +76,8 @@ def run_base(args: argparse.Namespace) -> int:
     train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
                transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
                word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights),
-               reply_weights=parse_reply_weights(args.reply_weights), max_offset=args.max_offset)
+               reply_weights=parse_reply_weights(args.reply_weights), max_offset=args.max_offset,
+               protocol=args.protocol)
     return 0
 
 

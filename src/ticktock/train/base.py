@@ -7,6 +7,9 @@
   ended in its chunk — a dense objective that teaches the encoder to hear words;
 * loss: next-token CE on model outputs only; random logical-position offsets;
 * output: model dir (fp16 safetensors + tokenizer + config), train_log.jsonl, loss.png.
+
+`--init` may also name a published checkpoint (a Qwen2.5-Omni thinker): it is fine-tuned into a duplex model
+with its own tokenizer and audio tower, speaking a protocol file's tokens (`init_checkpoint`, `tower_audio`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,15 @@ from pathlib import Path
 
 import torch
 
-from ..model import DuplexLM, preset, save_model
+from ..audio.whisper_mel import WhisperMelStream
+from ..model import DuplexLM, preset
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
-from .examples import TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, heard_from_units, transcription_units
+from .examples import (TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, filler_id, heard_from_units,
+                       transcription_units)
+from .init_checkpoint import init_from_checkpoint, save_trained
+from .tower_audio import stream_mel
 from .trainer import TrainConfig, model_loss, train
 from .word_frames import WordFrameHead, n_classes
 
@@ -41,6 +48,7 @@ class ExampleFactory:
     family_weights: dict[str, float] | None = None  # None: every task family equally often
     reply_weights: dict[str, float] | None = None  # over-sampled sessions by what the model must say
     max_offset: int = 3000  # logical-position offsets after the prefix are drawn from [0, max_offset)
+    mel: WhisperMelStream | None = None  # a tower's stream log-mel: audio augmented here, floors per unit
 
     def __call__(self, seed: int) -> Example:
         from ..scenarios.espeak import EspeakRenderer
@@ -51,6 +59,12 @@ class ExampleFactory:
         script = draw_training_script(rng, self.family_weights, self.reply_weights)
         r = render_script(script, "train", renderer, seed=seed)
         n = r.script.n_units
+        audio, floors = r.audio, None
+        if self.mel is not None:
+            from .tower_audio import unit_floors, worker_audio
+
+            audio = worker_audio(r.audio, seed)
+            floors = unit_floors(self.mel, audio, n)
         if rng.random() < self.transcribe_share:
             system, units = TRANSCRIBE_SYSTEM, transcription_units(r.words, n)
         else:
@@ -58,8 +72,8 @@ class ExampleFactory:
             heard = heard_from_units(r.script.units, r.script.utterances)
             units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result, h)
                      for u, h in zip(r.script.units, heard)]
-        return build_example(self.protocol, system, units, r.audio, rng, self.max_len, max_offset=self.max_offset,
-                             words=r.words, inner_per_chunk=self.inner_per_chunk)
+        return build_example(self.protocol, system, units, audio, rng, self.max_len, max_offset=self.max_offset,
+                             words=r.words, inner_per_chunk=self.inner_per_chunk, floors=floors)
 
 
 def train_session_index(rng: random.Random, family_weights: dict[str, float] | None = None) -> int:
@@ -160,13 +174,17 @@ def plot_losses(log: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def initial_model(preset_name: str, seed: int, init: Path | None = None, init_decoder: Path | None = None):
-    """(model, tokenizer): continued from `init`, or the preset with the decoder (and tokenizer) of
+def initial_model(preset_name: str, seed: int, init: Path | None = None, init_decoder: Path | None = None,
+                  protocol: str | None = None):
+    """(model, tokenizer, protocol, protocol file content | None): continued from `init` (a ticktock model or
+    a published checkpoint, `init_checkpoint`), or the preset with the decoder (and tokenizer) of
     `init_decoder` and a fresh audio encoder, or the preset from scratch with a new tokenizer."""
     from ..model.io import load_model
 
     if init is not None:
-        return load_model(init, "cpu", torch.float32)
+        return init_from_checkpoint(init, protocol)
+    if protocol is not None:
+        raise ValueError("--protocol maps a checkpoint's tokens: it needs --init")
     mcfg = preset(preset_name)
     if init_decoder is not None:
         donor, tok = load_model(init_decoder, "cpu", torch.float32)
@@ -174,27 +192,39 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
         torch.manual_seed(seed)
         model = DuplexLM(mcfg)
         model.lm.load_state_dict(donor.lm.state_dict())
-        return model, tok
+        return model, tok, DuplexProtocol(tok), None
     tok = build_tokenizer(mcfg.decoder.vocab_size)
     mcfg.decoder.vocab_size = tok.get_vocab_size()
     torch.manual_seed(seed)
-    return DuplexLM(mcfg), tok
+    return DuplexLM(mcfg), tok, DuplexProtocol(tok), None
 
 
 def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
                device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3,
                init_decoder: Path | None = None, word_weight: float = 0.5,
                family_weights: dict[str, float] | None = None,
-               reply_weights: dict[str, float] | None = None, max_offset: int = 3000) -> list[dict]:
-    """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective;
-    `family_weights` over-samples task families, `reply_weights` sessions by words of their replies
-    (see `draw_training_script`); `max_offset` bounds the random logical-position offsets."""
-    model, tok = initial_model(preset_name, cfg.seed, init, init_decoder)
-    proto = DuplexProtocol(tok)
-    print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size}), flush=True)
+               reply_weights: dict[str, float] | None = None, max_offset: int = 3000,
+               protocol: str | None = None) -> list[dict]:
+    """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective
+    (ticktock's encoder only: a published model's tower trains without it); `family_weights` over-samples
+    task families, `reply_weights` sessions by words of their replies (see `draw_training_script`);
+    `max_offset` bounds the random logical-position offsets; `protocol` maps ticktock's protocol onto an
+    `init` checkpoint's tokens (`init_checkpoint`)."""
+    model, tok, proto, spec = initial_model(preset_name, cfg.seed, init, init_decoder, protocol)
+    print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size, "layout": model.layout,
+                      "protocol": proto.name}), flush=True)
+    chunk = mel = None  # ticktock's encoder: its own chunk; a tower: the protocol's unit
+    if model.cfg.tower is not None:
+        chunk = int(round(proto.chunk_seconds * 16000))
+        mel = stream_mel(model, chunk)
+        if word_weight > 0:
+            print(f"--word-weight {word_weight} ignored: the word-frame objective trains ticktock's own audio "
+                  f"encoder; the {model.layout} audio tower trains through the LM's loss alone (weight 0)", flush=True)
+            word_weight = 0.0
     inner = model.audio.inner_per_chunk if word_weight > 0 else 0
     factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner,
-                             family_weights=family_weights, reply_weights=reply_weights, max_offset=max_offset)
+                             family_weights=family_weights, reply_weights=reply_weights, max_offset=max_offset,
+                             mel=mel)
     head = WordFrameHead(model.cfg.audio.width, n_classes()) if inner else None
     loss_fn = param_groups = None
     if head is not None:
@@ -206,9 +236,9 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
 
         def loss_fn(m: DuplexLM, b: dict) -> tuple[torch.Tensor, dict]:
             return model_loss(m, b, train=True, word_head=head, word_weight=word_weight)
-    log = train(model, factory, proto.id("pad"), cfg, out, device,
-                on_checkpoint=lambda m: save_model(m, tok, out / "model"), eval_fn=eval_fn,
-                loss_fn=loss_fn, param_groups=param_groups)
+    log = train(model, factory, filler_id(proto), cfg, out, device,
+                on_checkpoint=lambda m: save_trained(m, tok, spec, out / "model"), eval_fn=eval_fn,
+                loss_fn=loss_fn, param_groups=param_groups, chunk=chunk)
     plot_losses(log, out / "loss.png")
     return log
 

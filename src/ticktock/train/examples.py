@@ -42,6 +42,14 @@ class Example:
     audio: np.ndarray  # ((U+1)*chunk + 240,) float16: context chunk + U chunks, + log-mel left context
     n_units: int
     frame_words: np.ndarray | None = None  # (U * inner_per_chunk,) int64 word classes per encoder frame
+    mel_floor: np.ndarray | None = None  # (U+1,) a tower's log-mel floor per unit, context first (`tower_audio`)
+    first_unit: int = 0  # the window's first unit's index in its session
+
+
+def filler_id(protocol: DuplexProtocol) -> int:
+    """An id for slots whose token is never read (audio slots, batch padding): the pad token, else the unit
+    marker (a published model's protocol may map no pad)."""
+    return protocol.id("pad") if protocol.has("pad") else protocol.id("unit")
 
 
 def transcription_units(words: list[dict], n_units: int, chunk_s: float = 1.0) -> list[UnitSpec]:
@@ -139,11 +147,14 @@ def window_audio(audio: np.ndarray, u0: int, u1: int, chunk: int) -> np.ndarray:
 
 def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], audio: np.ndarray,
                   rng: random.Random, max_len: int = 512, max_offset: int = 3000,
-                  words: list[dict] | None = None, inner_per_chunk: int = 0) -> Example:
+                  words: list[dict] | None = None, inner_per_chunk: int = 0,
+                  floors: np.ndarray | None = None) -> Example:
     """A random window of the session that fits `max_len` tokens. `audio` is the whole session at 16 kHz.
 
     With `words` (the renderer's word times) and `inner_per_chunk`, also the window's frame-level
-    word classes for the encoder objective (`word_frames`).
+    word classes for the encoder objective (`word_frames`). With `floors` (per session unit, `tower_audio`),
+    the window's log-mel floors. Units open and close as a session lays them out (`unit_open_ids`, counted
+    from the window's start, and `audio_close_ids`).
 
     A unit whose content answers speech from before the window (`UnitSpec.heard_from` < u0) keeps
     its decision label but not its content's: the model cannot hear those words, and learning to
@@ -152,23 +163,25 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
     p, e = protocol, protocol.audio_per_chunk
     chunk = int(round(p.chunk_seconds * 16000))
     prefix = p.prefix_ids(system)
+    close, pad = p.audio_close_ids(), filler_id(p)
     bodies = []
     for u in units:
-        inp = [p.id("unit")]
         tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
         out = p.output_ids(u.decision, u.content, u.turn_end)
-        bodies.append((inp, tr, out))
-    sizes = [1 + e + len(tr) + len(out) for _, tr, out in bodies]
+        bodies.append((tr, out))
+    opening = len(p.unit_open_ids(1))  # the longest opening (a unit after another)
+    sizes = [opening + e + len(close) + len(tr) + len(out) for tr, out in bodies]
     turn_starts = sorted({u.heard_from for u in units if u.heard_from > 0})
     u0, u1 = choose_window(sizes, len(prefix), rng, max_len, turn_starts)
     ids, labels, slots = list(prefix), [IGNORE] * len(prefix), [-1] * len(prefix)
-    for k, (inp, tr, out) in enumerate(bodies[u0:u1]):
-        ids += inp + [p.id("pad")] * e + tr + out
-        slots += [-1] * len(inp) + [k * e + j for j in range(e)] + [-1] * (len(tr) + len(out))
+    for k, (tr, out) in enumerate(bodies[u0:u1]):
+        inp = p.unit_open_ids(k)
+        ids += inp + [pad] * e + close + tr + out
+        slots += [-1] * len(inp) + [k * e + j for j in range(e)] + [-1] * (len(close) + len(tr) + len(out))
         # the label at position i is the token at i + 1: outputs are predicted from the token before them
         unheard = 0 <= units[u0 + k].heard_from < u0
         targets = out[:1] + [IGNORE] * (len(out) - 1) if unheard else out
-        labels += [IGNORE] * (len(inp) + e + len(tr) - 1) + targets + [IGNORE]
+        labels += [IGNORE] * (len(inp) + e + len(close) + len(tr) - 1) + targets + [IGNORE]
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
     positions = window_positions(len(prefix), len(ids), offset)
     frames = None
@@ -176,5 +189,6 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
         from .word_frames import frame_labels, word_vocab
 
         frames = frame_labels(words, u0, u1 - u0, inner_per_chunk, word_vocab(), p.chunk_seconds)
+    floor = None if floors is None else floors[np.arange(u0 - 1, u1).clip(0)]  # the context unit first
     return Example(np.array(ids), np.array(labels), np.array(positions), np.array(slots),
-                   window_audio(audio, u0, u1, chunk), u1 - u0, frames)
+                   window_audio(audio, u0, u1, chunk), u1 - u0, frames, floor, u0)

@@ -37,17 +37,20 @@ def augment_waveform(x: torch.Tensor, gen: torch.Generator | None = None) -> tor
     return x + on * noise * (sig / snr).sqrt()
 
 
-def spec_augment(mel: torch.Tensor, gen: torch.Generator | None = None, freq_masks: int = 2, width: int = 10) -> torch.Tensor:
-    """Frequency masking (time masks would erase short words the labels still name). mel (B, T, F)."""
+def spec_augment(mel: torch.Tensor, gen: torch.Generator | None = None, freq_masks: int = 2, width: int = 10,
+                 fill: torch.Tensor | None = None) -> torch.Tensor:
+    """Frequency masking (time masks would erase short words the labels still name). mel (B, T, F).
+
+    Masked bins take the features' floor: ticktock's fixed one, or `fill` (B, T, 1) where it varies."""
     b, _, f = mel.shape
     out = mel.clone()
-    floor = (LOG_FLOOR + 4.0) / 4.0
+    floor = (LOG_FLOOR + 4.0) / 4.0 if fill is None else fill
     for _ in range(freq_masks):
         w = torch.randint(0, width + 1, (b,), device=mel.device, generator=gen)
         s = (torch.rand(b, device=mel.device, generator=gen) * (f - w)).long()
         idx = torch.arange(f, device=mel.device)
         m = (idx[None] >= s[:, None]) & (idx[None] < (s + w)[:, None])  # (B, F)
-        out = out.masked_fill(m[:, None, :], floor)
+        out = torch.where(m[:, None, :], floor, out)
     return out
 
 

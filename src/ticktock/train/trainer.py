@@ -25,6 +25,7 @@ from ..model.duplex import DuplexLM
 from .examples import IGNORE, Example
 from .features import augment_waveform, batch_log_mel, freq_warp, spec_augment
 from .intake import ExampleIntake
+from .tower_audio import tower_embeddings
 from .word_frames import WordFrameHead
 
 
@@ -67,6 +68,12 @@ def collate(batch: list[Example], pad_id: int, chunk: int, device) -> dict[str, 
         for i, e in enumerate(batch):
             frames[i, : len(e.frame_words)] = torch.from_numpy(e.frame_words)
         out["frame_words"] = frames
+    if batch[0].mel_floor is not None:  # a tower's log-mel floors (`tower_audio`); padded units: silence's
+        floor = torch.full((len(batch), u + 1), -10.0, dtype=torch.float64)
+        for i, e in enumerate(batch):
+            floor[i, : len(e.mel_floor)] = torch.from_numpy(e.mel_floor)
+        out["floor"] = floor
+        out["unit0"] = torch.tensor([e.first_unit for e in batch], dtype=torch.long)
     pin = torch.device(device).type == "cuda"
     out = {k: (v.pin_memory() if pin else v).to(device, non_blocking=True) for k, v in out.items()}
     out["audio"] = out["audio"].float()
@@ -105,9 +112,13 @@ def embed_inputs(model: DuplexLM, ids: torch.Tensor, slot: torch.Tensor, emb: to
 
 def model_loss(model: DuplexLM, b: dict[str, torch.Tensor], train: bool, gen=None,
                word_head: WordFrameHead | None = None, word_weight: float = 0.5) -> tuple[torch.Tensor, dict]:
-    """CE over output tokens, plus `word_weight` x the frame-level word CE when a `word_head` is given."""
+    """CE over output tokens, plus `word_weight` x the frame-level word CE when a `word_head` is given.
+    A model with a published model's audio tower hears as its stream does (`tower_audio`)."""
     frames = word_head is not None and "frame_words" in b
-    emb = audio_embeddings(model, b["audio"], train, gen, return_inner=frames)
+    if model.cfg.tower is not None:
+        emb = tower_embeddings(model, b, train, gen)
+    else:
+        emb = audio_embeddings(model, b["audio"], train, gen, return_inner=frames)
     if frames:
         emb, inner = emb
     h = model.lm(embed_inputs(model, b["ids"], b["slot"], emb), b["pos"])
@@ -139,8 +150,11 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
           eval_fn: Callable[[DuplexLM], dict] | None = None,
           loss_fn: Callable[[DuplexLM, dict], tuple[torch.Tensor, dict]] | None = None,
           collate_fn: Callable[[list, str], dict] | None = None,
-          param_groups: Callable[[DuplexLM, TrainConfig], list[dict]] | None = None) -> list[dict]:
+          param_groups: Callable[[DuplexLM, TrainConfig], list[dict]] | None = None,
+          chunk: int | None = None) -> list[dict]:
     """Train `model` in place; logs JSON lines to out_dir/train_log.jsonl and returns them.
+
+    chunk: samples per unit (default: the model's own audio encoder's chunk).
 
     Defaults train the base task; `loss_fn(model, batch)`, `collate_fn(examples, device)` and
     `param_groups(model, cfg)` (optimizer groups of the trainable parameters) swap in another objective.
@@ -153,7 +167,7 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
         torch.set_num_threads(min(threads, 2))
     torch.manual_seed(cfg.seed)
     model.to(device).train()
-    chunk = model.cfg.audio.frames_per_chunk * 160
+    chunk = chunk or model.cfg.audio.frames_per_chunk * 160
     n_workers = cfg.workers or max(1, (mp.cpu_count() or 2) - 1)
     if param_groups is not None:
         groups = param_groups(model, cfg)

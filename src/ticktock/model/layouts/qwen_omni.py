@@ -64,16 +64,44 @@ class QwenOmniAudioTower(nn.Module):
 
     def encode_window(self, mel: torch.Tensor) -> torch.Tensor:
         """mel (T, n_mels), one window (T <= 2 * n_window) -> (pooled_len(T), output_dim)."""
-        assert mel.dim() == 2 and mel.shape[1] == self.n_mels and 0 < mel.shape[0] <= 2 * self.n_window, \
-            f"a window is (T <= {2 * self.n_window}, {self.n_mels}) log-mel, got {tuple(mel.shape)}"
-        x = F.gelu(self.conv1(mel.t()[None]))
-        x = F.gelu(self.conv2(x)).transpose(1, 2)  # (1, T', d)
+        return self.encode(mel[None])[0]
+
+    def encode(self, mel: torch.Tensor) -> torch.Tensor:
+        """mel (N, T, n_mels), N windows of T <= 2 * n_window frames each -> (N, pooled_len(T), output_dim)."""
+        assert mel.dim() == 3 and mel.shape[2] == self.n_mels and 0 < mel.shape[1] <= 2 * self.n_window, \
+            f"windows are (N, T <= {2 * self.n_window}, {self.n_mels}) log-mel, got {tuple(mel.shape)}"
+        x = F.gelu(self.conv1(mel.transpose(1, 2)))
+        x = F.gelu(self.conv2(x)).transpose(1, 2)  # (N, T', d)
         x = x + self.positions(x.shape[1], x)
         for layer in self.layers:
             x = layer(x)[0]
-        n = pooled_len(mel.shape[0])
-        x = (x[:, 0:2 * n:2] + x[:, 1:2 * n:2]) / 2  # (1, n, d): pairs averaged
-        return self.proj(self.ln_post(x))[0]
+        n = pooled_len(mel.shape[1])
+        x = (x[:, 0:2 * n:2] + x[:, 1:2 * n:2]) / 2  # (N, n, d): pairs averaged
+        return self.proj(self.ln_post(x))
+
+    def encode_units(self, mel: torch.Tensor, first_unit: torch.Tensor) -> torch.Tensor:
+        """Training's batched, differentiable twin of `QwenOmniStream.push` over a window of units.
+
+        mel (B, 1 + U, F, n_mels): the log-mel of the unit before the window, then of its U units, each as
+        the stream computes it; first_unit (B,) long: the window's first unit's index in its session (the
+        stream's 2 s windows start at even units for 1 s units). -> (B, U * E, output_dim), unit u's E
+        embeddings the tower's encoding of its window from the window's start to u's end, restricted to u.
+        """
+        b, n, f, _ = mel.shape
+        per_window = 2 * self.n_window // f
+        assert per_window * f == 2 * self.n_window and per_window <= 2, \
+            f"units of {f} frames: one unit of context covers windows of 2 units at most, not {per_window}"
+        u = n - 1
+        index = first_unit[:, None] + torch.arange(u, device=mel.device)  # (B, U) session unit indices
+        e = pooled_len(f)
+        out = mel.new_zeros(b, u, e, self.spec["output_dim"])
+        for held in range(per_window):  # units preceded by `held` units of their window
+            pick = index % per_window == held  # (B, U)
+            if not pick.any():
+                continue
+            frames = torch.cat([mel[:, k:k + u][pick] for k in range(1 - held, 2)], dim=1)  # (N, (held+1) F, n)
+            out = out.index_put((pick,), self.encode(frames)[:, pooled_len(held * f):].to(out.dtype))
+        return out.reshape(b, u * e, -1)
 
     def streaming(self, chunk_samples: int) -> "QwenOmniStream":
         return QwenOmniStream(self, chunk_samples)
