@@ -32,7 +32,7 @@ from .app import Server, ServerConfig
 
 APP_NAME = "ticktock"
 ROUTE_PREFIX = "/"
-api = FastAPI()
+api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)  # the same surface as `ticktock serve`
 
 
 class AsgiSocket:
@@ -85,10 +85,10 @@ class TicktockReplica:
         return Response(body, status, media_type=kind, headers={"Cache-Control": "no-store"})
 
 
-def deployment(config: ServerConfig, replicas: int = 2, threads: int | None = 1, cpus: float = 1.0,
+def deployment(config: ServerConfig, replicas: int = 2, threads: int | None = None, cpus: float = 1.0,
                gpus: float = 0.0, max_connections: int | None = None) -> Application:
     """`replicas` replicas of the server, each with `cpus` and `gpus` of Ray's resources (gpus=0.5: two replicas
-    per GPU). max_connections: open WebSockets Ray lets one replica hold (default 2 × max_sessions, so clients
+    per GPU) and `threads` torch threads (None: torch's choice, which Ray sets to the replica's CPUs). max_connections: open WebSockets Ray lets one replica hold (default 2 × max_sessions, so clients
     between sessions or being refused do not block admitted ones)."""
     if config.log_dir:  # replicas are separate processes: the log folder must not depend on their working directory
         config = replace(config, log_dir=str(Path(config.log_dir).resolve()))
@@ -115,7 +115,7 @@ def build(args: dict[str, str]) -> Application:
 
     a = {k: typed(k, v) for k, v in args.items()}
     cfg = ServerConfig(**{k: v for k, v in a.items() if k in fields})
-    return deployment(cfg, a.get("replicas", 2), a.get("threads", 1), a.get("cpus", 1.0), a.get("gpus", 0.0),
+    return deployment(cfg, a.get("replicas", 2), a.get("threads"), a.get("cpus", 1.0), a.get("gpus", 0.0),
                       a.get("max_connections"))
 
 
