@@ -44,6 +44,9 @@ def add_parser(sub) -> None:
     ray.add_argument("--replica-cpus", type=float, default=1.0, help="with --ray: Ray CPUs per replica")
     ray.add_argument("--replicas-per-gpu", type=int, default=1, help="with --ray and a cuda --device: replicas "
                                                                       "sharing one GPU")
+    ray.add_argument("--max-connections", type=int, default=None,
+                     help="with --ray: open WebSockets Ray gives one replica (default 2 × --max-sessions; "
+                          "= --max-sessions: clients past capacity wait in Ray's queue instead of server_busy)")
     ray.add_argument("--ray-address", default=None, help="with --ray: a running cluster to join (e.g. auto); "
                                                           "default: start a local one")
     p.set_defaults(func=run)
@@ -84,26 +87,30 @@ def run(args: argparse.Namespace) -> int:
 def run_ray(args: argparse.Namespace, cfg: ServerConfig, console: Console) -> int:
     import time
 
+    from ..cli import CommandError
+
+    connections = 1 if args.max_connections is None else args.max_connections
+    if min(args.replicas, args.replicas_per_gpu, connections) < 1 or args.replica_cpus <= 0:
+        raise CommandError("--replicas, --replicas-per-gpu and --max-connections must be at least 1, "
+                           "--replica-cpus above 0")
     import ray
 
-    from ..cli import CommandError
     from ..server import ray_serve
 
-    if args.replicas < 1 or args.replica_cpus <= 0 or args.replicas_per_gpu < 1:
-        raise CommandError("--replicas and --replicas-per-gpu must be at least 1, --replica-cpus above 0")
     gpus = 1 / args.replicas_per_gpu if args.device.startswith("cuda") else 0.0
     ray.init(address=args.ray_address, include_dashboard=False, log_to_driver=False,
              num_cpus=None if args.ray_address else max(1, round(args.replicas * args.replica_cpus)))
     console.print(f"ticktock serve --ray · {args.replicas} replica(s) × max {cfg.max_sessions} sessions · "
                   f"{args.replica_cpus:g} CPU{f' {gpus:g} GPU' if gpus else ''} each · starting …", highlight=False)
-    ray_serve.run(ray_serve.deployment(cfg, args.replicas, args.threads, args.replica_cpus, gpus), args.host, args.port)
-    console.print(f"  page:      http://{args.host}:{args.port}/\n  websocket: ws://{args.host}:{args.port}/ws\n"
-                  "  replica logs: the Ray session's logs/serve/ folder", highlight=False)
+    app = ray_serve.deployment(cfg, args.replicas, args.threads, args.replica_cpus, gpus, args.max_connections)
     try:
+        ray_serve.run(app, args.host, args.port)
+        console.print(f"  page:      http://{args.host}:{args.port}/\n  websocket: ws://{args.host}:{args.port}/ws\n"
+                      "  replica logs: the Ray session's logs/serve/ folder", highlight=False)
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # on a cluster it joined, only its own application goes
         from ray import serve
 
-        serve.shutdown()
+        serve.delete(ray_serve.APP_NAME)
     return 0

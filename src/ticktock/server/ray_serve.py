@@ -100,8 +100,9 @@ def deployment(config: ServerConfig, replicas: int = 2, threads: int | None = No
 
 def build(args: dict[str, str]) -> Application:
     """The application builder of `serve run ticktock.server.ray_serve:build key=value ...`: keys are
-    `replicas`, `threads`, `cpus`, `gpus`, `max_connections` and any `ServerConfig` field."""
-    fields = ServerConfig.__dataclass_fields__
+    `replicas`, `threads`, `cpus`, `gpus`, `max_connections` and the `ServerConfig` fields but host and port
+    (the proxy's: Serve's `http_options`)."""
+    fields = {k: f for k, f in ServerConfig.__dataclass_fields__.items() if k not in ("host", "port", "replica")}
     unknown = set(args) - set(fields) - {"replicas", "threads", "cpus", "gpus", "max_connections"}
     if unknown:
         raise ValueError(f"unknown argument(s) {', '.join(sorted(unknown))}; known: replicas, threads, cpus, gpus, "
