@@ -88,8 +88,9 @@ class TicktockReplica:
 def deployment(config: ServerConfig, replicas: int = 2, threads: int | None = None, cpus: float = 1.0,
                gpus: float = 0.0, max_connections: int | None = None) -> Application:
     """`replicas` replicas of the server, each with `cpus` and `gpus` of Ray's resources (gpus=0.5: two replicas
-    per GPU) and `threads` torch threads (None: torch's choice, which Ray sets to the replica's CPUs). max_connections: open WebSockets Ray lets one replica hold (default 2 × max_sessions, so clients
-    between sessions or being refused do not block admitted ones)."""
+    per GPU) and `threads` torch threads (None: torch's choice, which Ray sets to the replica's CPUs).
+    max_connections: open WebSockets Ray lets one replica hold (default 2 × max_sessions, so clients between
+    sessions or being refused do not block admitted ones)."""
     if config.log_dir:  # replicas are separate processes: the log folder must not depend on their working directory
         config = replace(config, log_dir=str(Path(config.log_dir).resolve()))
     return TicktockReplica.options(
