@@ -151,10 +151,11 @@ def check_run(runs: list[list[dict]], expected_units: int, log_dir: Path, killed
     affinity (every event of a session carries one `replica`) and sessions per replica; the sessions of the
     `killed` replica are counted apart: each must end with `connection_lost`, and the others must be untouched."""
     units, errors, logged_ok, closed_ok, lost = [], [], 0, 0, 0
-    replicas: dict[str, int] = {}
-    affine, on_killed, killed_clear, killed_units, killed_logged = 0, 0, 0, 0, 0
+    replicas: dict[str | None, int] = {}  # None: a session whose events name no replica, or several
+    affine, on_killed, killed_clear, killed_units, killed_logged, behind_ray = 0, 0, 0, 0, 0, False
     for events in runs:
         ids = {e["replica"] for e in events if "replica" in e}
+        behind_ray |= bool(ids)
         affine += len(ids) == 1
         replica = ids.pop() if len(ids) == 1 else None
         replicas[replica] = replicas.get(replica, 0) + 1
@@ -163,8 +164,8 @@ def check_run(runs: list[list[dict]], expected_units: int, log_dir: Path, killed
             killed_clear += events[-1]["type"] == "error" and events[-1]["code"] == CONNECTION_LOST
             got = [e["index"] for e in events if e["type"] == "unit"]
             killed_units += len(got)
-            log = log_dir / events[0]["log_path"]  # a unit is logged before it is sent: the log has all of them
-            logged = {r["index"] for r in read_log(log) if r["type"] == "unit"} if log.exists() else set()
+            log = log_dir / events[0].get("log_path", "-")  # a unit is logged before it is sent: all are there
+            logged = {r["index"] for r in read_log(log) if r["type"] == "unit"} if log.is_file() else set()
             killed_logged += sum(i in logged for i in got)
             continue
         errors += [e for e in events if e["type"] == "error"]
@@ -178,7 +179,7 @@ def check_run(runs: list[list[dict]], expected_units: int, log_dir: Path, killed
         if log is not None and log.exists():
             logged = [r["index"] for r in read_log(log) if r["type"] == "unit"]
             logged_ok += logged == list(range(expected_units))
-    ray = {} if None in replicas else {
+    ray = {} if not behind_ray else {
         "sessions_per_replica": replicas, "affinity_held": affine == len(runs),
         **({"killed_replica": killed, "killed_sessions": on_killed, "killed_sessions_clear_error": killed_clear,
             "killed_sessions_units": killed_units, "killed_sessions_units_logged": killed_logged} if killed else {})}
