@@ -14,7 +14,7 @@ import sys
 
 DEBUG_HELP = "on an error, show the traceback (also: TICKTOCK_DEBUG=1)"
 EXTRAS = {"websockets": "server", "peft": "train", "matplotlib": "train", "jiwer": "bench", "pocketsphinx": "bench",
-          "transformers": "dev", "playwright": "dev"}  # the pyproject extra that installs a missing package
+          "transformers": "dev", "playwright": "dev", "ray": "ray", "fastapi": "ray", "starlette": "ray"}  # the pyproject extra that installs a missing package
 
 
 class CommandError(Exception):

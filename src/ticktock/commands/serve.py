@@ -1,11 +1,18 @@
-"""`ticktock serve`: the real-time WebSocket server and the browser page (docs/design.md §8, docs/protocol.md)."""
+"""`ticktock serve`: the real-time WebSocket server and the browser page (docs/design.md §8, docs/protocol.md);
+with `--ray`, replicas of it behind Ray Serve (docs/scaling.md)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from typing import TYPE_CHECKING
 
 from .engine_options import add_engine_options
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..server import ServerConfig
 
 
 def add_parser(sub) -> None:
@@ -29,6 +36,19 @@ def add_parser(sub) -> None:
     p.add_argument("--side-channel", action="store_true",
                    help="also load the model's transcription side channel: unit events carry what the user said "
                         "(asr); sessions use it unless they start with side_channel false")
+    ray = p.add_argument_group("Ray Serve (pip install -e '.[ray]'; docs/scaling.md)")
+    ray.add_argument("--ray", action="store_true", help="serve replicas of this server behind Ray Serve's proxy on "
+                                                        "--host:--port; a session stays on its replica")
+    ray.add_argument("--replicas", type=int, default=2, help="with --ray: replicas, each with its own model and "
+                                                              "--max-sessions")
+    ray.add_argument("--replica-cpus", type=float, default=1.0, help="with --ray: Ray CPUs per replica")
+    ray.add_argument("--replicas-per-gpu", type=int, default=1, help="with --ray and a cuda --device: replicas "
+                                                                      "sharing one GPU")
+    ray.add_argument("--max-connections", type=int, default=None,
+                     help="with --ray: open WebSockets Ray gives one replica (default 2 × --max-sessions; "
+                          "= --max-sessions: clients past capacity wait in Ray's queue instead of server_busy)")
+    ray.add_argument("--ray-address", default=None, help="with --ray: a running cluster to join (e.g. auto); "
+                                                          "default: start a local one")
     p.set_defaults(func=run)
 
 
@@ -47,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
                        tts=not args.no_tts,
                        max_slots=args.max_slots, idle_timeout=args.idle_timeout,
                        max_queued_bytes=args.max_queued_bytes, side_channel=args.side_channel)
+    if args.ray:
+        return run_ray(args, cfg, console)
     server = Server(cfg)
     if not server.runtime.trained:
         console.print("[bold yellow]No trained model is shipped: serving a RANDOM-INIT ticktock-tiny.[/]")
@@ -59,4 +81,36 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(server.serve_forever())
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+def run_ray(args: argparse.Namespace, cfg: ServerConfig, console: Console) -> int:
+    import time
+
+    from ..cli import CommandError
+
+    connections = 1 if args.max_connections is None else args.max_connections
+    if min(args.replicas, args.replicas_per_gpu, connections) < 1 or args.replica_cpus <= 0:
+        raise CommandError("--replicas, --replicas-per-gpu and --max-connections must be at least 1, "
+                           "--replica-cpus above 0")
+    import ray
+
+    from ..server import ray_serve
+
+    gpus = 1 / args.replicas_per_gpu if args.device.startswith("cuda") else 0.0
+    ray.init(address=args.ray_address, include_dashboard=False, log_to_driver=False,
+             num_cpus=None if args.ray_address else max(1, round(args.replicas * args.replica_cpus)))
+    console.print(f"ticktock serve --ray · {args.replicas} replica(s) × max {cfg.max_sessions} sessions · "
+                  f"{args.replica_cpus:g} CPU{f' {gpus:g} GPU' if gpus else ''} each · starting …", highlight=False)
+    app = ray_serve.deployment(cfg, args.replicas, args.threads, args.replica_cpus, gpus, args.max_connections)
+    try:
+        ray_serve.run(app, args.host, args.port)
+        console.print(f"  page:      http://{args.host}:{args.port}/\n  websocket: ws://{args.host}:{args.port}/ws\n"
+                      "  replica logs: the Ray session's logs/serve/ folder", highlight=False)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:  # on a cluster it joined, only its own application goes
+        from ray import serve
+
+        serve.delete(ray_serve.APP_NAME)
     return 0

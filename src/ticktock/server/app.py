@@ -19,6 +19,7 @@ import logging
 import mimetypes
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import AsyncIterator, Protocol
 
 import numpy as np
 import torch
@@ -60,6 +61,16 @@ class ServerConfig:
     # full 120 s backlog fit, a client that keeps sending faster than the server takes it in does not
     max_queued_bytes: int = 32 * 1024 * 1024
     side_channel: bool = False  # also hold the model with its transcription side channel; sessions use it by default
+    replica: str | None = None  # behind Ray Serve: this replica's id, sent on every event (session affinity shows)
+
+
+class Socket(Protocol):
+    """What a connection needs of its WebSocket: a websockets `ServerConnection`, or `ray_serve.AsgiSocket`.
+    Both raise `websockets.exceptions.ConnectionClosed` from `send` once the client is gone."""
+
+    async def send(self, message: str) -> None: ...
+
+    def __aiter__(self) -> AsyncIterator[str | bytes]: ...
 
 
 class Server:
@@ -124,15 +135,17 @@ class Server:
     def http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return None  # go on with the WebSocket handshake
-        path = request.path.split("?", 1)[0]
+        return _respond(connection, *self.get(request.path.split("?", 1)[0]))
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        """(status, body, content type) of an HTTP GET: `/health`, or a file of `static/` (`/` is the page)."""
         if path == "/health":
-            return _respond(connection, 200, json.dumps(self.health()), "application/json")
+            return 200, json.dumps(self.health()), "application/json"
         name = "index.html" if path in ("/", "/index.html") else path.removeprefix("/static/")
         file = (STATIC / name).resolve()
         if file.parent != STATIC or not file.is_file():
-            return _respond(connection, 404, f"not found: {quote(path)}\n", "text/plain")
-        kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
-        return _respond(connection, 200, file.read_text(encoding="utf-8"), kind)
+            return 404, f"not found: {quote(path)}\n", "text/plain"
+        return 200, file.read_text(encoding="utf-8"), mimetypes.guess_type(file.name)[0] or "application/octet-stream"
 
     def health(self) -> dict:
         return {"status": "ok", "model": self.runtime.name, "sessions": len(self.scheduler.sessions),
@@ -140,10 +153,11 @@ class Server:
                 "device": self.scheduler.stats.to_dict(), "engine": self.config.engine,
                 # what the page may offer: every registered decoder, the longest system prompt accepted
                 "decoders": list(DECODERS), "max_system_chars": MAX_SYSTEM_CHARS,
-                "side_channel": self.side_runtime is not None}
+                "side_channel": self.side_runtime is not None,
+                **({"replica": self.config.replica} if self.config.replica else {})}
 
     # ------------------------------------------------------------ WebSocket
-    async def handle(self, ws: ServerConnection) -> None:
+    async def handle(self, ws: Socket) -> None:
         conn = _Connection(self, ws)
         reader = asyncio.create_task(conn.read())
         try:
@@ -160,7 +174,7 @@ class Server:
 class _Connection:
     """One client: at most one live session at a time; protocol errors answered, never raised."""
 
-    def __init__(self, server: Server, ws: ServerConnection):
+    def __init__(self, server: Server, ws: Socket):
         self.server, self.ws = server, ws
         self.live: LiveSession | None = None
         self.closing: asyncio.Task | None = None
@@ -171,6 +185,8 @@ class _Connection:
     async def send(self, ev: dict) -> None:
         if ev.get("type") == "error":
             self.server.errors += 1
+        if self.server.config.replica:
+            ev = {**ev, "replica": self.server.config.replica}
         try:
             await self.ws.send(json.dumps(ev))
         except ConnectionClosed:
