@@ -59,6 +59,15 @@ def check_data(data: TrainingData) -> str:
     return f"data {data.name}: festival voices {', '.join(voices)}; augmentation chain on"
 
 
+def training_voice(data: TrainingData, rng: random.Random, festival: tuple[str, ...] | None = None):
+    """A training session's voice: one of festival's installed training voices (`festival`) `festival_share`
+    of the time, else one of espeak-ng's training voices."""
+    from ..scenarios.voices import RATE, Voice, draw_voice
+
+    voices = (festival_training_voices() if festival is None else festival) if rng.random() < data.festival_share else ()
+    return Voice(rng.choice(voices), rng.randint(*RATE)) if voices else draw_voice(rng, "train")
+
+
 def render_training_session(data: TrainingData, rng: random.Random, seed: int, renderer,
                             family_weights: dict[str, float] | None = None,
                             reply_weights: dict[str, float] | None = None) -> Rendered:
@@ -68,7 +77,7 @@ def render_training_session(data: TrainingData, rng: random.Random, seed: int, r
     from ..scenarios.prompts import training_prompt
     from ..scenarios.render import render_session
     from ..scenarios.suites import PHASE_JITTER_S, phase_shifted, render_script
-    from ..scenarios.voices import RATE, Voice, draw_voice
+    from ..scenarios.voices import draw_voice
     from .base import draw_training_script
 
     with fresh_phrasings(data.fresh_phrasings):
@@ -80,8 +89,6 @@ def render_training_session(data: TrainingData, rng: random.Random, seed: int, r
     if data.phase_jitter:
         script = phase_shifted(script, rng.uniform(*PHASE_JITTER_S))
     r = random.Random(f"train:{seed}:render")
-    festival = festival_training_voices() if r.random() < data.festival_share else ()
-    voice = Voice(r.choice(festival), r.randint(*RATE)) if festival else draw_voice(r, "train")
     # the chain carries its own noise and gain: the plain floor and gain only without it
-    return render_session(script, voice, r, renderer, CLEAN if data.augment else Augment(),
+    return render_session(script, training_voice(data, r), r, renderer, CLEAN if data.augment else Augment(),
                           other=draw_voice(r, "train"), chain=training_chain() if data.augment else None)
