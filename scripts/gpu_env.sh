@@ -1,4 +1,5 @@
-# Source me on a GPU machine without package access: espeak-ng from .gpu-espeak/, wheels from .whl/,
+# Source me on a GPU machine without package access: espeak-ng from .gpu-espeak/, wheels from .whl/, festival
+# and the augmentation's needs from .gpu-festival/ and .gpu-augment/ where present,
 # the package from src/ (see scripts/gpu_train_tiny.sh for how to prepare both folders).
 mkdir -p /tmp/esp && for f in .gpu-espeak/*.deb; do dpkg -x "$f" /tmp/esp; done
 cp .gpu-espeak/libpcaudio.so.0 /tmp/esp/usr/lib/x86_64-linux-gnu/
@@ -6,3 +7,19 @@ export LD_LIBRARY_PATH=/tmp/esp/usr/lib/x86_64-linux-gnu
 export TICKTOCK_ESPEAK=/tmp/esp/usr/bin/espeak-ng TICKTOCK_ESPEAK_DATA=/tmp/esp/usr/lib/x86_64-linux-gnu
 if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl; fi
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
+# festival (`train base --data multi-engine`) from .gpu-festival/ (scripts/prepare_festival.sh): its libraries
+# only on festival's own path (they include stand-ins for ALSA and PulseAudio), through a wrapper
+if [ -d .gpu-festival ]; then
+  mkdir -p /tmp/fest && for f in .gpu-festival/*.deb; do dpkg -x "$f" /tmp/fest; done
+  cp .gpu-festival/*.so.* /tmp/fest/usr/lib/x86_64-linux-gnu/
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=/tmp/fest/usr/lib/x86_64-linux-gnu exec /tmp/fest/usr/bin/festival "$@"\n' > /tmp/fest/festival
+  chmod +x /tmp/fest/festival
+  export TICKTOCK_FESTIVAL=/tmp/fest/festival TICKTOCK_FESTIVAL_LIB=/tmp/fest/usr/share/festival
+fi
+# the augmentation chain from .gpu-augment/ (scripts/prepare_augment.sh): the room bank, pyworld built here
+if [ -d .gpu-augment ]; then
+  export TICKTOCK_ROOMS=$PWD/.gpu-augment/rooms.npz
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-augment/cython-*.whl
+  PYTHONPATH=/tmp/site python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site \
+    .gpu-augment/pyworld-*.tar.gz || echo "pyworld did not build here: --data multi-engine will stop" >&2
+fi

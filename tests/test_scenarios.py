@@ -93,11 +93,11 @@ def test_scripts_are_deterministic_and_serialisable() -> None:
 
 
 def test_suites_have_distinct_seeds_and_voice_splits() -> None:
-    own = [s for s in SUITES.values() if s.jitter_of is None]  # a shifted copy shares its source's seed on purpose
+    own = [s for s in SUITES.values() if s.source == s.name]  # a copy shares its source's seed on purpose
     assert len({s.seed for s in own}) == len(own)
-    assert all(s.seed == SUITES[s.jitter_of].seed for s in SUITES.values() if s.jitter_of)
+    assert all(s.seed == SUITES[s.source].seed for s in SUITES.values())
     assert SUITES["train"].split == "train" and SUITES["train"].n is None
-    assert all(s.split == "heldout" for k, s in SUITES.items() if k != "train")
+    assert all(s.split in ("heldout", "festival-kdl", "flite") for k, s in SUITES.items() if k != "train")
     assert not set(TRAIN_VOICES) & set(HELDOUT_VOICES)
     bases = lambda vs: {v.split("+")[0] for v in vs}  # noqa: E731
     variants = lambda vs: {v.split("+")[1] for v in vs}  # noqa: E731

@@ -11,7 +11,10 @@ def add_parser(sub) -> None:
     dsub = p.add_subparsers(dest="action", required=True)
     m = dsub.add_parser("make", help="render a suite to DIR/manifest.jsonl and DIR/audio/*.wav")
     m.add_argument("--suite", required=True,
-                   choices=["quick", "heldout", "full", "long", "pairs", "takeover", "phrasings", "quick-jitter", "heldout-jitter"])
+                   choices=["quick", "heldout", "full", "long", "pairs", "takeover", "phrasings", "quick-jitter", "heldout-jitter",
+                            "heldout-festival-kdl", "heldout-flite"],
+                   help="heldout-festival-kdl / heldout-flite: heldout's sessions in engines that never train (festival's "
+                        "kdl voice, flite's voices; they need festival with festvox-kdlpc16k, flite)")
     m.add_argument("--out", default=None, help="folder (default: $TICKTOCK_DATA or ~/.cache/ticktock/data/<suite>)")
     m.add_argument("--n", type=int, default=None, help="number of sessions (default: the suite's size)")
     m.add_argument("--workers", type=int, default=None)

@@ -39,6 +39,10 @@ def add_parser(sub) -> None:
                    help="over-sample task families, e.g. short_qa=2,tool_call=2 (others weigh 1)")
     b.add_argument("--reply-weights", default=None, metavar="WORD=W,...",
                    help="over-sample sessions whose replies contain a word, e.g. minus=6 (others weigh 1)")
+    b.add_argument("--data", default="espeak", choices=["espeak", "multi-engine"],
+                   help="what is rendered: espeak (espeak-ng voices, noise and gain) or multi-engine (also festival's "
+                        "training voices, the augmentation chain, phase shifts, varied prompts and phrasings: "
+                        "experiments/retraining-plan.md)")
     b.add_argument("--max-offset", type=int, default=3000,
                    help="random logical-position offsets after the prefix, in [0, N): long sessions reach 10,000")
     b.set_defaults(func=run_base)
@@ -69,6 +73,7 @@ def run_base(args: argparse.Namespace) -> int:
     if args.warmup < 1:
         raise SystemExit(f"--warmup must be at least 1 step, got {args.warmup}")
     from ..train.base import parse_family_weights, parse_reply_weights, train_base
+    from ..train.data import DATA_PRESETS
     from ..train.trainer import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, time_budget_s=args.time_budget,
@@ -77,7 +82,7 @@ def run_base(args: argparse.Namespace) -> int:
                transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
                word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights),
                reply_weights=parse_reply_weights(args.reply_weights), max_offset=args.max_offset,
-               protocol=args.protocol)
+               protocol=args.protocol, data=DATA_PRESETS[args.data])
     return 0
 
 

@@ -1,5 +1,6 @@
 """The synthetic spoken-dialogue world (docs/design.md §5): scripted sessions for nine task families,
-rendered with espeak-ng to 16 kHz audio with exact word times.
+rendered with espeak-ng (and, for training and held-out checks, festival and flite) to 16 kHz audio
+with exact word times.
 
     from ticktock.scenarios import make_scripts, write_suite, load_manifest
     scripts = make_scripts("quick")            # Script objects (timing from estimated durations)
@@ -7,7 +8,8 @@ rendered with espeak-ng to 16 kHz audio with exact word times.
 
 Pieces: `world` (facts, mock tools), `intents/` (what is asked), `families` (how the turn
 unfolds), `plan` + `timeline` (events laid out in time; rules in `script`), `espeak` +
-`render` + `augment` (audio), `voices` (train / held-out split), `suites` (named sets),
+`festival` + `flite` (other engines, `engines` routes voices to them) + `render` + `augment` + `effects`
+(audio), `voices` (train / held-out split), `suites` (named sets),
 `corpus` (tokenizer text).
 """
 

@@ -1,7 +1,9 @@
-"""Audio augmentation: coloured noise at a drawn SNR and a random overall gain."""
+"""Audio augmentation: coloured noise at a drawn SNR and a random overall gain (every suite), and the
+training renderings' chain of effects (`Chain`, `effects`)."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -47,3 +49,26 @@ def add_noise(audio: np.ndarray, start: int, end: int, color: str, snr_db: float
     noise = colored_noise(n, color, gen) * speech_rms * 10 ** (-snr_db / 20)
     ramp = np.minimum(1.0, np.minimum(np.arange(n) + 1, np.arange(n)[::-1] + 1) / fade)
     audio[start:end] += noise * ramp.astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The training renderings' augmentation (`effects`): one seeded draw per session. Voice effects act on
+    each voice's word clips before the layout, channel effects on the mixed session after the noise floor
+    and gain of `Augment`."""
+
+    voice: tuple = ()  # World, Tempo, Pitch
+    channel: tuple = ()  # Room, Noise, BandLimit, Codec, Gain
+
+    def draw(self, rng: random.Random) -> tuple[list, list]:
+        """(voice effects, channel effects) with their parameters for one session: [(effect, params)]."""
+        pick = lambda fxs: [(fx, p) for fx in fxs if (p := fx.draw(rng)) is not None]  # noqa: E731
+        return pick(self.voice), pick(self.channel)
+
+
+def training_chain() -> Chain:
+    """The retraining's chain (experiments/retraining-plan.md)."""
+    from .effects import BandLimit, Codec, Gain, Noise, Pitch, Room, Tempo, World
+
+    # a talker's room and noise come before the channel that carries them
+    return Chain(voice=(World(), Tempo(), Pitch()), channel=(Room(), Noise(), BandLimit(), Codec(), Gain()))

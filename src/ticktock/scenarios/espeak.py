@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections import OrderedDict
 from typing import Iterable
 from xml.sax.saxutils import escape
 
 import numpy as np
 
+from .clips import ClipCache
 from .voices import Voice
 
 SAMPLE_RATE = 16000
@@ -122,8 +122,7 @@ class EspeakRenderer:
         if cmd is None:
             raise EspeakError("espeak-ng not found: install it or set TICKTOCK_ESPEAK")
         self.cmd = cmd
-        self.cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self.cache_size = cache_size
+        self.cache = ClipCache(cache_size)
         self.calls = 0  # espeak-ng processes started
 
     def synth(self, text: str, voice: Voice, ssml: bool = False) -> tuple[np.ndarray, int]:
@@ -153,16 +152,4 @@ class EspeakRenderer:
     def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]:
         """Clips (16 kHz float32, (n,)) of the distinct `words` in `voice`; one espeak-ng call
         for all the words not yet cached."""
-        key = lambda w: (w, voice.name, voice.rate, voice.pitch)  # noqa: E731
-        wanted = sorted(set(words))
-        missing = [w for w in wanted if key(w) not in self.cache]
-        if missing:
-            for w, clip in self._render(missing, voice).items():
-                self.cache[key(w)] = (np.clip(clip, -1, 1) * 32767).astype(np.int16)
-        out = {}
-        for w in wanted:
-            self.cache.move_to_end(key(w))
-            out[w] = self.cache[key(w)].astype(np.float32) / 32767
-        while len(self.cache) > self.cache_size:
-            self.cache.popitem(last=False)
-        return out
+        return self.cache.fetch(words, voice, self._render)

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .augment import Augment, add_noise
-from .espeak import SAMPLE_RATE, EspeakRenderer
+from .augment import Augment, Chain, add_noise
+from .effects import Mix
+from .engines import Renderer
+from .espeak import SAMPLE_RATE
 from .plan import Plan, Say
 from .script import CHUNK_S, Script
 from .text import spoken_words
@@ -33,7 +35,7 @@ class Rendered:
     audio: np.ndarray  # (n_units * 16000,) float32
     words: list[dict]
     script: Script
-    voice: dict  # {"main": Voice dict, "other": Voice dict | None, "noise": {...} | None, "gain_db"}
+    voice: dict  # {"main": Voice dict, "other": Voice dict | None, "noise": {...} | None, "gain_db"[, "chain"]}
 
 
 def _words_by_voice(plan: Plan) -> dict[str, set[str]]:
@@ -47,12 +49,14 @@ def _words_by_voice(plan: Plan) -> dict[str, set[str]]:
     return out
 
 
-def render_session(script: Script, voice: Voice, rng: random.Random, renderer: EspeakRenderer,
-                   augment: Augment = Augment(), other: Voice | None = None) -> Rendered:
+def render_session(script: Script, voice: Voice, rng: random.Random, renderer: Renderer,
+                   augment: Augment = Augment(), other: Voice | None = None, chain: Chain | None = None) -> Rendered:
     """Audio, word times and the re-timed script of one session in `voice`.
 
     `other` is the background talker's voice (drawn from the same split as `voice` when
-    needed and not given). All randomness (noise, gain) comes from `rng`.
+    needed and not given). All randomness (noise, gain, `chain`) comes from `rng`; `chain`'s voice
+    effects change each voice's clips before the layout (drawn for each voice), its channel effects the
+    mixed session.
     """
     plan = Plan.from_dict(script.plan)
     wanted = _words_by_voice(plan)
@@ -60,6 +64,12 @@ def render_session(script: Script, voice: Voice, rng: random.Random, renderer: E
     if wanted["other"]:
         voices["other"] = other or draw_voice(rng, split_of(voice.name), exclude=voice.name)
     clips = {k: renderer.words(wanted[k], v) for k, v in voices.items()}
+    drawn: dict = {}
+    if chain is not None:
+        for k in clips:
+            drawn[k] = chain.draw(rng)
+            for fx, p in drawn[k][0]:
+                clips[k] = {w: fx.apply(c, p) for w, c in clips[k].items()}
     script, tl = realize(script, lambda w, v: len(clips[v][w]) / SAMPLE_RATE)
 
     audio = np.zeros(int(round(tl.n_units * CHUNK_S * SAMPLE_RATE)), dtype=np.float32)
@@ -82,7 +92,14 @@ def render_session(script: Script, voice: Voice, rng: random.Random, renderer: E
         add_noise(audio, 0, len(audio), floor["color"], floor["snr_db"], speech_rms, gen)
     gain_db = round(rng.uniform(*augment.gain_db), 1)
     audio *= np.float32(10 ** (gain_db / 20))
+    if chain is not None:
+        mix = Mix(speech_rms, [c for v in clips.values() for c in v.values()])
+        for fx, p in drawn["main"][1]:
+            audio = fx.apply(audio, p, mix)
     np.clip(audio, -1.0, 1.0, out=audio)
     info = {"main": voice.to_dict(), "other": voices["other"].to_dict() if "other" in voices else None,
             "noise": floor, "gain_db": gain_db}
+    if chain is not None:
+        info["chain"] = {k: [[type(fx).__name__, p] for fx, p in (v[0] + v[1] if k == "main" else v[0])]
+                         for k, v in drawn.items()}
     return Rendered(audio, tl.words, script, info)

@@ -24,7 +24,8 @@ import soundfile as sf
 
 from ..progress import Progress
 from .augment import Augment
-from .espeak import SAMPLE_RATE, EspeakRenderer
+from .engines import Engines, Renderer
+from .espeak import SAMPLE_RATE
 from .families import FAMILIES, long_session, tool_pair
 from .phrasings import PHRASINGS, phrasing_script
 from .render import Rendered, render_session
@@ -51,11 +52,13 @@ class Suite:
     # a shifted copy of another suite (`<suite>-jitter`): its scripts and voices, every session's audio
     # starting a seeded 0-1 s later, so speech falls anywhere against the 1 s chunks (labels re-timed)
     jitter_of: str | None = None
+    # another suite's scripts spoken in another split's voices (`heldout-festival-kdl`)
+    voiced_from: str | None = None
 
     @property
     def source(self) -> str:
-        """The suite whose scripts and voices this one draws (itself, unless it is a shifted copy)."""
-        return self.jitter_of or self.name
+        """The suite whose scripts (and, for a shifted copy, voices) this one draws: itself, unless a copy."""
+        return self.jitter_of or self.voiced_from or self.name
 
     def family_at(self, i: int) -> str:
         """The task family of session i."""
@@ -84,7 +87,18 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
 )}
 for _name in ("quick", "heldout"):  # `ticktock eval --phase-jitter`
     SUITES[f"{_name}-jitter"] = replace(SUITES[_name], name=f"{_name}-jitter", jitter_of=_name)
+# `heldout`'s sessions spoken by engines that never train: festival's kdl (the own held-out engine) and
+# flite (the outside check); see scenarios/voices.py
+for _name, _split in (("heldout-festival-kdl", "festival-kdl"), ("heldout-flite", "flite")):
+    SUITES[_name] = replace(SUITES["heldout"], name=_name, split=_split, voiced_from="heldout")
 PHASE_JITTER_S = (0.0, 1.0)
+
+
+def phase_shifted(script: Script, shift_s: float) -> Script:
+    """`script` with its audio starting `shift_s` later. Rendering re-times the script from its plan, so
+    every label moves with the audio."""
+    script.plan = {**script.plan, "lead_s": round(script.plan["lead_s"] + shift_s, 3)}
+    return script
 
 
 def _suite(suite: str | Suite) -> Suite:
@@ -98,9 +112,8 @@ def script_at(suite: str | Suite, i: int, seed: int | None = None) -> Script:
     rng = random.Random(f"{s.source}:{seed}:{i}")
     script = s.scripts(i, rng) if s.scripts is not None else GENERATORS[s.family_at(i)](rng)
     script.id = f"{s.name}-{i:05d}-{script.family}"
-    if s.jitter_of is not None:  # rendering re-times the script from its plan: every label moves with the audio
-        shift = random.Random(f"{s.name}:{seed}:{i}:phase").uniform(*PHASE_JITTER_S)
-        script.plan = {**script.plan, "lead_s": round(script.plan["lead_s"] + shift, 3)}
+    if s.jitter_of is not None:
+        script = phase_shifted(script, random.Random(f"{s.name}:{seed}:{i}:phase").uniform(*PHASE_JITTER_S))
     return script
 
 
@@ -123,7 +136,7 @@ def make_scripts(suite: str | Suite, n: int | None = None, seed: int | None = No
     return [script_at(s, i, seed) for i in range(start, n)]
 
 
-def render_script(script: Script, suite: str | Suite, renderer: EspeakRenderer,
+def render_script(script: Script, suite: str | Suite, renderer: Renderer,
                   seed: int | None = None) -> Rendered:
     """Render with the suite's voice split and augmentation; voice and noise depend only on
     (suite, seed, script id)."""
@@ -143,7 +156,7 @@ _WORKER: dict = {}
 
 def _render_one(job: tuple[dict, str, str, int | None]) -> dict:
     script_dict, suite, out_dir, seed = job
-    renderer = _WORKER.setdefault("renderer", EspeakRenderer())
+    renderer = _WORKER.setdefault("renderer", Engines())
     r = render_script(Script.from_dict(script_dict), suite, renderer, seed)
     rel = f"audio/{r.script.id}.wav"
     sf.write(os.path.join(out_dir, rel), r.audio, SAMPLE_RATE, subtype="PCM_16")

@@ -1,7 +1,16 @@
-"""espeak-ng voices: a TRAIN set and a disjoint HELD-OUT set (accents and timbres both unseen).
+"""Voices of every engine: espeak-ng's TRAIN and disjoint HELD-OUT sets, festival's, flite's.
 
-A voice is `base+variant` (e.g. `en-us+m3`) with a rate (words per minute) and pitch (0-99)
-drawn per session. Held-out bases and variants never occur in the training set.
+An espeak-ng voice is `base+variant` (e.g. `en-us+m3`) with a rate (words per minute) and pitch (0-99)
+drawn per session. Held-out bases and variants never occur in the training set. Another engine's voice is
+named `engine/voice` (`festival/ked_diphone`); its rate is drawn the same way, its pitch is left to the
+augmentation (`augment`).
+
+festival's voices in Debian, by origin: the English ones are CMU's. `kal_diphone` (festvox-kallpc16k) and
+`cmu_us_slt_arctic_hts` (ARCTIC) and every flite voice (ARCTIC and kal) are the outside check and never
+train. `ked_diphone` (festvox-kdlpc16k, a 1997 CMU diphone voice, not ARCTIC) is the own held-out engine
+(`heldout-festival-kdl`). The rest read English with another language's front end (Catalan ona, an HTS
+voice; Finnish, Italian and Czech diphone voices) and are the second training engine. festival's Hindi and
+Russian voices cannot read Latin text and are not used.
 """
 
 from __future__ import annotations
@@ -19,7 +28,14 @@ PITCH = (30, 70)
 
 TRAIN_VOICES = tuple(f"{b}+{v}" for b in TRAIN_BASES for v in TRAIN_VARIANTS)
 HELDOUT_VOICES = tuple(f"{b}+{v}" for b in HELDOUT_BASES for v in HELDOUT_VARIANTS)
-SPLITS = {"train": TRAIN_VOICES, "heldout": HELDOUT_VOICES}
+FESTIVAL_TRAIN_VOICES = tuple(f"festival/{v}" for v in (
+    "upc_ca_ona_hts", "hy_fi_mv_diphone", "suo_fi_lj_diphone", "pc_diphone", "lp_diphone", "czech_dita",
+    "czech_machac"))
+FESTIVAL_HELDOUT_VOICES = ("festival/ked_diphone",)
+OUTSIDE_VOICES = ("festival/kal_diphone", "festival/cmu_us_slt_arctic_hts",
+                  *(f"flite/{v}" for v in ("slt", "rms", "awb", "kal16", "kal")))
+SPLITS = {"train": TRAIN_VOICES, "heldout": HELDOUT_VOICES, "festival-train": FESTIVAL_TRAIN_VOICES,
+          "festival-kdl": FESTIVAL_HELDOUT_VOICES, "flite": OUTSIDE_VOICES[2:]}
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,16 @@ class Voice:
         return asdict(self)
 
 
+def engine_of(name: str) -> str:
+    """'espeak', 'festival' or 'flite': the engine a voice name belongs to."""
+    return name.split("/", 1)[0] if "/" in name else "espeak"
+
+
+def engine_voice(name: str) -> str:
+    """The engine's own name of a voice ('festival/ked_diphone' -> 'ked_diphone')."""
+    return name.split("/", 1)[-1]
+
+
 def split_of(name: str) -> str:
     """'train' or 'heldout' for a voice name in either set."""
     for split, names in SPLITS.items():
@@ -41,6 +67,8 @@ def split_of(name: str) -> str:
 
 
 def draw_voice(rng: random.Random, split: str = "train", exclude: str | None = None) -> Voice:
-    """A random voice of `split` ('train' | 'heldout') with rate and pitch drawn per session."""
-    names = [n for n in SPLITS[split] if n != exclude]
-    return Voice(rng.choice(names), rng.randint(*RATE), rng.randint(*PITCH))
+    """A random voice of `split` (a key of SPLITS) with rate and pitch drawn per session; a split of one
+    voice lends it to the background talker too."""
+    names = [n for n in SPLITS[split] if n != exclude] or list(SPLITS[split])
+    name, rate = rng.choice(names), rng.randint(*RATE)
+    return Voice(name, rate, rng.randint(*PITCH) if engine_of(name) == "espeak" else 50)

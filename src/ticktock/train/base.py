@@ -27,6 +27,7 @@ from ..model import DuplexLM, preset
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
+from .data import DATA_PRESETS, TrainingData, check_data, render_training_session
 from .examples import (TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, filler_id, heard_from_units,
                        transcription_units)
 from .init_checkpoint import init_from_checkpoint, save_trained
@@ -49,15 +50,14 @@ class ExampleFactory:
     reply_weights: dict[str, float] | None = None  # over-sampled sessions by what the model must say
     max_offset: int = 3000  # logical-position offsets after the prefix are drawn from [0, max_offset)
     mel: WhisperMelStream | None = None  # a tower's stream log-mel: audio augmented here, floors per unit
+    data: TrainingData = DATA_PRESETS["espeak"]  # what is rendered (`--data`)
 
     def __call__(self, seed: int) -> Example:
-        from ..scenarios.espeak import EspeakRenderer
-        from ..scenarios.suites import render_script
+        from ..scenarios.engines import Engines
 
         rng = random.Random(seed)
-        renderer = _WORKER.setdefault("renderer", EspeakRenderer())
-        script = draw_training_script(rng, self.family_weights, self.reply_weights)
-        r = render_script(script, "train", renderer, seed=seed)
+        renderer = _WORKER.setdefault("renderer", Engines())
+        r = render_training_session(self.data, rng, seed, renderer, self.family_weights, self.reply_weights)
         n = r.script.n_units
         audio, floors = r.audio, None
         if self.mel is not None:
@@ -204,12 +204,13 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
                init_decoder: Path | None = None, word_weight: float = 0.5,
                family_weights: dict[str, float] | None = None,
                reply_weights: dict[str, float] | None = None, max_offset: int = 3000,
-               protocol: str | None = None) -> list[dict]:
+               protocol: str | None = None, data: TrainingData = DATA_PRESETS["espeak"]) -> list[dict]:
     """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective
     (ticktock's encoder only: a published model's tower trains without it); `family_weights` over-samples
     task families, `reply_weights` sessions by words of their replies (see `draw_training_script`);
     `max_offset` bounds the random logical-position offsets; `protocol` maps ticktock's protocol onto an
-    `init` checkpoint's tokens (`init_checkpoint`)."""
+    `init` checkpoint's tokens (`init_checkpoint`); `data` is what is rendered (`train.data`)."""
+    print(check_data(data), flush=True)
     model, tok, proto, spec = initial_model(preset_name, cfg.seed, init, init_decoder, protocol)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size, "layout": model.layout,
                       "protocol": proto.name}), flush=True)
@@ -224,7 +225,7 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
     inner = model.audio.inner_per_chunk if word_weight > 0 else 0
     factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner,
                              family_weights=family_weights, reply_weights=reply_weights, max_offset=max_offset,
-                             mel=mel)
+                             mel=mel, data=data)
     head = WordFrameHead(model.cfg.audio.width, n_classes()) if inner else None
     loss_fn = param_groups = None
     if head is not None:

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+# Training draws may ask in more words than the suites do (`fresh_phrasings`); off, every draw is the one
+# every suite was made with.
+_FRESH: ContextVar[bool] = ContextVar("fresh_phrasings", default=False)
+FILLERS = ["um, ", "uh, ", "so, ", "okay, ", "hey, ", "right, ", "hmm, ", "well, ", "oh, ", "alright, "]
+FILLER_P = 0.3
 
 
 @dataclass
@@ -49,6 +58,20 @@ class Memo:
         self.subject = self.subject or self.intent
 
 
-def phrase(rng: random.Random, templates: list[str], **slots: object) -> str:
-    """One of several phrasings of an intent, with its slots filled in."""
-    return rng.choice(templates).format(**slots)
+@contextmanager
+def fresh_phrasings(on: bool = True) -> Iterator[None]:
+    """Inside: `phrase` also draws each intent's `more` phrasings and a leading filler now and then."""
+    token = _FRESH.set(on)
+    try:
+        yield
+    finally:
+        _FRESH.reset(token)
+
+
+def phrase(rng: random.Random, templates: list[str], more: Sequence[str] = (), **slots: object) -> str:
+    """One of several phrasings of an intent, with its slots filled in; under `fresh_phrasings`, drawn from
+    `templates` and `more`, with a filler in front three times in ten."""
+    if not _FRESH.get():
+        return rng.choice(templates).format(**slots)
+    text = rng.choice([*templates, *more]).format(**slots)
+    return rng.choice(FILLERS) + text if rng.random() < FILLER_P else text

@@ -62,7 +62,8 @@ def capital(rng: random.Random) -> Exchange:
     c = rng.choice(COUNTRIES)
     q = phrase(rng, ["what is the capital of | {c}?", "do you know the capital | of {c}?",
                      "tell me the capital | of {c}.", "which city is the capital | of {c}?",
-                     "what's the capital city | of {c}?"], c=c.name)
+                     "what's the capital city | of {c}?"],
+               more=["{c}, what is | its capital?", "the capital of {c}, | what is it?", "could you tell me | the capital of {c}?", "i wonder what the capital | of {c} is.", "what city is | the capital of {c}?"], c=c.name)
     return Exchange(q, capital_reply(c), intent="capital")
 
 
@@ -70,6 +71,7 @@ def currency(rng: random.Random) -> Exchange:
     c = rng.choice(COUNTRIES)
     q = phrase(rng, ["what currency | do they use in {c}?", "what is the currency | of {c}?",
                      "what money do people use | in {c}?", "which currency is used | in {c}?"],
+               more=["in {c}, | what currency do people pay with?", "{c} uses | which currency?", "what do they pay with | in {c}?", "which money | is used in {c}?"],
                c=c.name)
     return Exchange(q, currency_reply(c), intent="currency")
 
@@ -78,6 +80,7 @@ def language(rng: random.Random) -> Exchange:
     c = rng.choice(COUNTRIES)
     q = phrase(rng, ["what language do they speak | in {c}?", "which language is spoken | in {c}?",
                      "what do people speak | in {c}?", "what is the main language | of {c}?"],
+               more=["in {c}, | what language do people speak?", "{c} speaks | which language?", "what language is spoken | in {c}?", "which language | do people in {c} use?"],
                c=c.name)
     return Exchange(q, language_reply(c), intent="language")
 
@@ -86,6 +89,7 @@ def continent(rng: random.Random) -> Exchange:
     c = rng.choice(COUNTRIES)
     q = phrase(rng, ["on which continent | is {c}?", "where in the world | is {c}?",
                      "which part of the world | is {c} in?", "what continent is | {c} on?"],
+               more=["{c} is on | which continent?", "which continent | is {c} part of?", "in what continent | do you find {c}?", "tell me the continent | of {c}."],
                c=c.name)
     return Exchange(q, continent_reply(c), intent="continent")
 
@@ -101,6 +105,7 @@ def arithmetic(rng: random.Random) -> Exchange:
     q = phrase(rng, ["what is {a} {op} | {b}?", "how much is {a} {op} | {b}?",
                      "can you tell me | what {a} {op} {b} is?", "quick question, what's {a} {op} | {b}?",
                      "{a} {op} {b}, | what does that make?"],
+               more=["{a} {op} {b}, | how much is that?", "work out {a} {op} | {b} for me.", "could you do {a} {op} | {b}?", "and {a} {op} | {b} is what?", "what do i get | for {a} {op} {b}?"],
                a=number_words(a), op=op, b=number_words(b))
     return Exchange(q, arithmetic_reply(a, op, b), intent="arithmetic")
 
@@ -108,7 +113,8 @@ def arithmetic(rng: random.Random) -> Exchange:
 def colour(rng: random.Random) -> Exchange:
     thing, _ = rng.choice(list(COLOURS.items()))
     q = phrase(rng, ["what colour is | {t}?", "what is the colour | of {t}?",
-                     "tell me the colour | of {t}.", "which colour is | {t}?"], t=thing)
+                     "tell me the colour | of {t}.", "which colour is | {t}?"],
+               more=["{t}, | what colour is it?", "what colour | would {t} be?", "which colour | does {t} have?"], t=thing)
     return Exchange(q, colour_reply(thing), intent="colour")
 
 
@@ -116,24 +122,28 @@ def day_next(rng: random.Random) -> Exchange:
     i = rng.randrange(7)
     if rng.random() < 0.5:
         q = phrase(rng, ["what day comes after | {d}?", "which day is after | {d}?",
-                         "what is the day after | {d}?", "tell me the day | after {d}."], d=DAYS[i])
+                         "what is the day after | {d}?", "tell me the day | after {d}."],
+               more=["after {d}, | which day comes?", "{d} is followed | by which day?", "which day | follows {d}?"], d=DAYS[i])
         return Exchange(q, day_reply(DAYS[i], after=True), intent="day_after")
     q = phrase(rng, ["what day comes before | {d}?", "which day is before | {d}?",
-                     "what is the day before | {d}?", "tell me the day | before {d}."], d=DAYS[i])
+                     "what is the day before | {d}?", "tell me the day | before {d}."],
+               more=["before {d}, | which day comes?", "which day | comes right before {d}?", "what is the day | just before {d}?"], d=DAYS[i])
     return Exchange(q, day_reply(DAYS[i], after=False), intent="day_before")
 
 
 def month_next(rng: random.Random) -> Exchange:
     i = rng.randrange(12)
     q = phrase(rng, ["what month comes after | {m}?", "which month is after | {m}?",
-                     "what is the month after | {m}?", "tell me the month | after {m}."], m=MONTHS[i])
+                     "what is the month after | {m}?", "tell me the month | after {m}."],
+               more=["after {m}, | which month comes?", "which month | follows {m}?", "{m} is followed | by which month?"], m=MONTHS[i])
     return Exchange(q, month_after_reply(MONTHS[i]), intent="month_after")
 
 
 def month_days(rng: random.Random) -> Exchange:
     m = rng.choice(MONTHS)
     q = phrase(rng, ["how many days | are in {m}?", "how many days does | {m} have?",
-                     "how long is | {m}?", "tell me how many days | {m} has."], m=m)
+                     "how long is | {m}?", "tell me how many days | {m} has."],
+               more=["{m} has | how many days?", "how many days | long is {m}?", "the number of days | in {m}, please."], m=m)
     return Exchange(q, month_days_reply(m), intent="month_days")
 
 
@@ -141,6 +151,7 @@ def time_units(rng: random.Random) -> Exchange:
     small, big, _ = rng.choice(TIME_UNITS)
     q = phrase(rng, ["how many {s} are in | a {b}?", "how many {s} | make a {b}?",
                      "tell me how many {s} | there are in a {b}.", "a {b} has how many | {s}?"],
+               more=["in a {b}, | how many {s} are there?", "a {b} is | how many {s}?", "count the {s} | in a {b} for me."],
                s=small, b=big)
     return Exchange(q, time_units_reply(small, big), intent="time_units")
 

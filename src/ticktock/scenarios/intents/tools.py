@@ -73,7 +73,8 @@ def flights(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                        "can you find flights | from {o} to {d} | for {day}?",
                        "please look for a flight to {d} | from {o} on {day}.",
                        "are there any flights on {day} | from {o} to {d}?",
-                       "i want to fly from {o} | to {d} this {day}."], **slots)
+                       "i want to fly from {o} | to {d} this {day}."],
+               more=["on {day}, | i need to fly | from {o} to {d}.", "find me a flight to {d} | leaving {o} | on {day}.", "flights from {o} | to {d}, | {day} please.", "could you look up flights | from {o} to {d} | on {day}?"], **slots)
     return tool_exchange(req, "find_flights", origin=o.code, dest=d.code, day=DAY_CODE[day])
 
 
@@ -84,7 +85,8 @@ def weather(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     req = phrase(rng, ["what's the weather | in {c} on {day}?", "will it rain in {c} | on {day}?",
                        "how is the weather going to be | in {c} on {day}?",
                        "tell me the weather for {c} | on {day}.",
-                       "check the weather in {c} | for {day} please."], **slots)
+                       "check the weather in {c} | for {day} please."],
+               more=["on {day}, | what will the weather be in {c}?", "{c} on {day}, | what's the weather like?", "could you check the forecast | for {c} on {day}?", "is it going to rain | in {c} on {day}?"], **slots)
     return tool_exchange(req, "get_weather", city=city.code, day=DAY_CODE[day])
 
 
@@ -94,7 +96,8 @@ def timer(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     spoken = s.say(number_words(n), [number_words(m) for m in TIMER_MINUTES])
     req = phrase(rng, ["set a timer | for {n} minutes.", "please start a timer | for {n} minutes.",
                        "can you set a timer | for {n} minutes?", "i need a timer, | {n} minutes please.",
-                       "remind me | in {n} minutes."], n=spoken)
+                       "remind me | in {n} minutes."],
+               more=["{n} minutes, | set a timer please.", "could you time | {n} minutes for me?", "start a {n} minute | timer.", "a timer for {n} minutes, | please."], n=spoken)
     return tool_exchange(req, "set_timer", minutes=n)
 
 
@@ -106,7 +109,8 @@ def currency(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     slots = dict(a=number_words(amt), s=s.say(CURRENCIES[src][1], plurals),
                  d=s.say(CURRENCIES[dst][1], plurals))
     req = phrase(rng, ["how much is {a} {s} | in {d}?", "convert {a} {s} | to {d}.",
-                       "what are {a} {s} | worth in {d}?", "change {a} {s} | into {d} please."], **slots)
+                       "what are {a} {s} | worth in {d}?", "change {a} {s} | into {d} please."],
+               more=["{a} {s}, | how much is that in {d}?", "what would {a} {s} | be in {d}?", "could you convert {a} {s} | into {d}?", "in {d}, | what are {a} {s} worth?"], **slots)
     return tool_exchange(req, "convert_currency", amount=amt, src=src, dst=dst)
 
 
@@ -125,7 +129,8 @@ def table(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     req = phrase(rng, ["book a table | for {p} {who} at {r} | at {t}.",
                        "i'd like a table at {r} | for {p} {who} at {t}.",
                        "can you reserve a table for {p} | at {r}, at {t}?",
-                       "please get us a table at {r} | at {t} for {p} {who}."], **slots)
+                       "please get us a table at {r} | at {t} for {p} {who}."],
+               more=["at {t}, | a table for {p} {who} | at {r} please.", "could we get a table at {r} | at {t} | for {p} {who}?", "reserve {r} | for {p} {who} at {t}.", "a table for {p} {who} | at {r}, | {t}."], **slots)
     time = f"{hour}:{minute:02d}"
     return tool_exchange(req, "book_table", restaurant=rest, people=people, time=time)
 

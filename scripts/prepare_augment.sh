@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# What the augmentation chain needs on a GPU machine without package access (`train base --data multi-engine`):
+# the room bank (simulated here with pyroomacoustics, which needs scipy: neither travels) and pyworld's source
+# with a pure-Python Cython to build it there (pyworld publishes no Linux wheels; gpu_env.sh builds it when the
+# machine has a compiler, and `train base` stops at once, saying so, when it cannot import it). Usage:
+#   scripts/prepare_augment.sh .gpu-augment
+set -euo pipefail
+dest=${1:?destination folder}
+mkdir -p "$dest"
+TICKTOCK_ROOMS="$dest/rooms.npz" python -c "from ticktock.scenarios.rooms import make_rooms, rooms_path; make_rooms(rooms_path())"
+python -m pip download -q --no-deps --no-binary=:all: --no-build-isolation -d "$dest" "pyworld==0.3.5"
+python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform any -d "$dest" "cython>=3,<3.3" || \
+  python -m pip download -q --no-deps -d "$dest" --no-binary=:none: "cython>=3,<3.3"
+du -sh "$dest"

@@ -1,0 +1,43 @@
+"""One renderer interface over the speech engines: `words(words, voice) -> {word: 16 kHz clip}`.
+
+`Engines` routes each voice to its engine's renderer (`voices.engine_of`), creating it on first use, so a
+session may mix engines and a worker holds one renderer (and one clip cache) per engine.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Protocol
+
+import numpy as np
+
+from .voices import Voice, engine_of
+
+
+class Renderer(Protocol):
+    def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]: ...
+
+
+def make_renderer(engine: str) -> Renderer:
+    if engine == "espeak":
+        from .espeak import EspeakRenderer
+        return EspeakRenderer()
+    if engine == "festival":
+        from .festival import FestivalRenderer
+        return FestivalRenderer()
+    if engine == "flite":
+        from .flite import FliteRenderer
+        return FliteRenderer()
+    raise ValueError(f"unknown speech engine {engine!r}")
+
+
+class Engines:
+    """A Renderer for voices of any engine."""
+
+    def __init__(self, **renderers: Renderer) -> None:
+        self.renderers: dict[str, Renderer] = dict(renderers)
+
+    def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]:
+        engine = engine_of(voice.name)
+        if engine not in self.renderers:
+            self.renderers[engine] = make_renderer(engine)
+        return self.renderers[engine].words(words, voice)

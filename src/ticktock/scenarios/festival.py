@@ -1,0 +1,84 @@
+"""Word audio from festival (its diphone and HTS voices), one word at a time (`wordwise`).
+
+One festival process per batch of words: a Scheme script selects the voice, sets the speaking rate
+(Duration_Stretch = 170 / words per minute), writes each word to its own wav and prints its segments; the
+word lies between the pauses festival puts around it (its HTS voices breathe in them, so an energy
+threshold would not find it). Binary and library
+folder: $TICKTOCK_FESTIVAL / $TICKTOCK_FESTIVAL_LIB, else `festival` on PATH with its default library
+(on the GPU machine: scripts/gpu_env.sh unpacks it to /tmp/fest).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .text import NOMINAL_RATE
+from .voices import Voice, engine_voice
+from .wordwise import WordByWord
+
+
+SILENCES = {"pau", "#", "sil", "_", "h#"}  # the voices' pause segments
+# (name, end time) pairs of a word's segments, one printed line per word
+_SEGMENTS = """(define (tt_segs u)
+  (mapcar (lambda (s) (format nil "%s=%f" (item.name s) (item.feat s "end"))) (utt.relation.items u 'Segment)))"""
+
+
+class FestivalError(RuntimeError):
+    pass
+
+
+def word_span(segments: list[tuple[str, float]]) -> tuple[float, float]:
+    """(start, end) in seconds of the word among its utterance's segments: after the leading pauses, up to
+    the end of the last segment that is not one."""
+    sounding = [i for i, (name, _) in enumerate(segments) if name not in SILENCES]
+    if not sounding:
+        raise FestivalError(f"festival spoke no segment: {segments}")
+    i, j = sounding[0], sounding[-1]
+    return (segments[i - 1][1] if i else 0.0), segments[j][1]
+
+
+def festival_command() -> list[str] | None:
+    """The base command (binary [--libdir DIR]), or None if festival cannot be found."""
+    binary = os.environ.get("TICKTOCK_FESTIVAL") or shutil.which("festival")
+    if not binary or not os.path.isfile(binary):
+        return None
+    lib = os.environ.get("TICKTOCK_FESTIVAL_LIB")
+    return [binary] + (["--libdir", lib] if lib else [])
+
+
+def festival_voices() -> set[str]:
+    """The festival voices installed (empty without festival)."""
+    cmd = festival_command()
+    if cmd is None:
+        return set()
+    out = subprocess.run([*cmd, "--pipe"], input=b"(print (voice.list))", capture_output=True, timeout=60)
+    return set(out.stdout.decode().strip("()\n ").split())
+
+
+class FestivalRenderer(WordByWord):
+    def __init__(self, cache_size: int = 4096) -> None:
+        super().__init__(cache_size)
+        cmd = festival_command()
+        if cmd is None:
+            raise FestivalError("festival not found: install it or set TICKTOCK_FESTIVAL")
+        self.cmd = cmd
+
+    def synth(self, words: list[str], voice: Voice, folder: Path) -> list[tuple[float, float] | None]:
+        lines = [_SEGMENTS, f"(voice_{engine_voice(voice.name)})",
+                 f"(Parameter.set 'Duration_Stretch {NOMINAL_RATE / voice.rate:.4f})"]
+        # words are spoken_words(): [a-z0-9'-] only, safe inside a Scheme string
+        for i, w in enumerate(words):
+            lines += [f'(set! u (utt.synth (Utterance Text "{w}")))', f'(utt.save.wave u "{folder}/{i}.wav" \'riff)',
+                      f'(format t "TT {i} %l\\n" (tt_segs u))']
+        proc = subprocess.run([*self.cmd, "--pipe"], input="\n".join(lines).encode(), capture_output=True)
+        found = {int(m[1]): [(n, float(t)) for n, t in re.findall(r'"([^"=]+)=([0-9.]+)"', m[2])]
+                 for m in re.finditer(r"^TT (\d+) (.*)$", proc.stdout.decode(errors="replace"), re.M)}
+        missing = [w for i, w in enumerate(words) if i not in found or not (folder / f"{i}.wav").exists()]
+        if proc.returncode != 0 or missing:
+            raise FestivalError(f"festival failed on {voice.name} ({proc.returncode}), no audio for {missing[:5]}: "
+                                f"{proc.stderr.decode()[:300]}")
+        return [word_span(found[i]) for i in range(len(words))]

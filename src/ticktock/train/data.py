@@ -1,0 +1,94 @@
+"""What `train base` renders, by preset (`--data`): `espeak` (the shipped model's data) or `multi-engine`.
+
+`multi-engine` (experiments/retraining-plan.md) adds, per training session: festival's training voices
+beside espeak-ng's (festival's installed ones; its held-out kdl voice and every ARCTIC-based or flite voice
+never), the augmentation chain (`scenarios.augment.training_chain`), a random 0-1 s phase shift
+(`suites.phase_shifted`, the rule of `eval --phase-jitter`), a system prompt from a varied set that
+includes the live default (`scenarios.prompts`) and more request phrasings (`intents.fresh_phrasings`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..scenarios.render import Rendered
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    name: str
+    festival_share: float = 0.0  # sessions spoken by festival's training voices
+    augment: bool = False  # the effect chain (the plain noise floor and gain otherwise)
+    phase_jitter: bool = False
+    prompts: bool = False
+    fresh_phrasings: bool = False
+
+
+DATA_PRESETS = {p.name: p for p in (
+    TrainingData("espeak"),
+    TrainingData("multi-engine", festival_share=0.3, augment=True, phase_jitter=True, prompts=True,
+                 fresh_phrasings=True),
+)}
+
+
+@lru_cache(maxsize=1)
+def festival_training_voices() -> tuple[str, ...]:
+    """festival's training voices that are installed here."""
+    from ..scenarios.festival import festival_voices
+    from ..scenarios.voices import FESTIVAL_TRAIN_VOICES, engine_voice
+
+    installed = festival_voices()
+    return tuple(v for v in FESTIVAL_TRAIN_VOICES if engine_voice(v) in installed)
+
+
+def check_data(data: TrainingData) -> str:
+    """A line on what `data` will render; ValueError if something it needs is missing here."""
+    if not (data.festival_share or data.augment):
+        return f"data {data.name}: espeak-ng's training voices"
+    voices = festival_training_voices()
+    if data.festival_share and not voices:
+        raise ValueError(f"--data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
+    if data.augment:
+        import pyworld  # noqa: F401  (the chain's WORLD resynthesis)
+
+        from ..scenarios.rooms import room_bank
+
+        room_bank()
+    return f"data {data.name}: festival voices {', '.join(voices)}; augmentation chain on"
+
+
+def training_voice(data: TrainingData, rng: random.Random, festival: tuple[str, ...] | None = None):
+    """A training session's voice: one of festival's installed training voices (`festival`) `festival_share`
+    of the time, else one of espeak-ng's training voices."""
+    from ..scenarios.voices import RATE, Voice, draw_voice
+
+    voices = (festival_training_voices() if festival is None else festival) if rng.random() < data.festival_share else ()
+    return Voice(rng.choice(voices), rng.randint(*RATE)) if voices else draw_voice(rng, "train")
+
+
+def render_training_session(data: TrainingData, rng: random.Random, seed: int, renderer,
+                            family_weights: dict[str, float] | None = None,
+                            reply_weights: dict[str, float] | None = None) -> Rendered:
+    """One fresh training session of `data`, drawn from `rng` (voices and noise from `seed`)."""
+    from ..scenarios.augment import CLEAN, Augment, training_chain
+    from ..scenarios.intents.exchange import fresh_phrasings
+    from ..scenarios.prompts import training_prompt
+    from ..scenarios.render import render_session
+    from ..scenarios.suites import PHASE_JITTER_S, phase_shifted, render_script
+    from ..scenarios.voices import draw_voice
+    from .base import draw_training_script
+
+    with fresh_phrasings(data.fresh_phrasings):
+        script = draw_training_script(rng, family_weights, reply_weights)
+    if data == DATA_PRESETS["espeak"]:
+        return render_script(script, "train", renderer, seed=seed)
+    if data.prompts:
+        script.system = training_prompt(rng)
+    if data.phase_jitter:
+        script = phase_shifted(script, rng.uniform(*PHASE_JITTER_S))
+    r = random.Random(f"train:{seed}:render")
+    # the chain carries its own noise and gain: the plain floor and gain only without it
+    return render_session(script, training_voice(data, r), r, renderer, CLEAN if data.augment else Augment(),
+                          other=draw_voice(r, "train"), chain=training_chain() if data.augment else None)

@@ -1,0 +1,84 @@
+"""Speech engines: festival and flite give exact word times; held-out and outside voices never train;
+the existing suites render as they did."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import numpy as np
+import pytest
+
+from ticktock.scenarios import SAMPLE_RATE, EspeakRenderer, espeak_available, make_scripts, render_script
+from ticktock.scenarios.augment import CLEAN
+from ticktock.scenarios.engines import Engines
+from ticktock.scenarios.festival import festival_voices, word_span
+from ticktock.scenarios.flite import flite_binary
+from ticktock.scenarios.render import render_session
+from ticktock.scenarios.suites import SUITES, script_at
+from ticktock.scenarios.voices import (FESTIVAL_HELDOUT_VOICES, FESTIVAL_TRAIN_VOICES, HELDOUT_VOICES,
+                                       OUTSIDE_VOICES, SPLITS, TRAIN_VOICES, Voice, engine_of)
+from ticktock.train.data import DATA_PRESETS, training_voice
+
+needs_espeak = pytest.mark.skipif(not espeak_available(), reason="espeak-ng not installed")
+FESTIVAL = festival_voices()
+
+
+def _exact_word_times(voice: Voice) -> None:
+    """Every word sits in the audio exactly where its times say: the clip alone fills [start, end)."""
+    script = script_at("quick", 0)
+    renderer = Engines()
+    r = render_session(script, voice, random.Random(0), renderer, CLEAN)
+    assert len(r.audio) == r.script.n_units * SAMPLE_RATE
+    for w in r.words:
+        clip = renderer.words([w["word"]], Voice(**r.voice[w["voice"]]))[w["word"]]
+        a, b = int(round(w["start"] * SAMPLE_RATE)), int(round(w["end"] * SAMPLE_RATE))
+        assert abs((b - a) - len(clip)) <= 1, w
+        assert np.abs(r.audio[a:b]).max() > 0, w
+
+
+@pytest.mark.skipif("ked_diphone" not in FESTIVAL, reason="festival's kdl voice not installed")
+def test_festival_word_times_are_exact() -> None:
+    _exact_word_times(Voice("festival/ked_diphone", 170))
+
+
+@pytest.mark.skipif(flite_binary() is None, reason="flite not installed")
+def test_flite_word_times_are_exact() -> None:
+    _exact_word_times(Voice("flite/slt", 160))
+
+
+def test_word_span_is_between_the_pauses() -> None:
+    assert word_span([("pau", 0.2), ("ih", 0.3), ("z", 0.43), ("pau", 0.6)]) == (0.2, 0.43)
+    assert word_span([("#", 0.03), ("k", 0.1), ("a", 0.5), ("#", 0.58), ("#", 0.6)]) == (0.03, 0.5)
+
+
+def test_training_never_draws_heldout_or_outside_voices() -> None:
+    never = set(HELDOUT_VOICES) | set(FESTIVAL_HELDOUT_VOICES) | set(OUTSIDE_VOICES)
+    assert not never & (set(TRAIN_VOICES) | set(FESTIVAL_TRAIN_VOICES))
+    assert all(engine_of(v) == "espeak" for v in TRAIN_VOICES)
+    rng, data = random.Random(0), DATA_PRESETS["multi-engine"]
+    drawn = {training_voice(data, rng, festival=FESTIVAL_TRAIN_VOICES).name for _ in range(3000)}
+    assert drawn <= set(TRAIN_VOICES) | set(FESTIVAL_TRAIN_VOICES) and not drawn & never
+    assert set(FESTIVAL_TRAIN_VOICES) <= drawn  # festival takes its share
+    assert SPLITS["festival-kdl"] == ("festival/ked_diphone",)
+    assert all(engine_of(v) == "flite" for v in SPLITS["flite"])
+
+
+def test_heldout_engine_suites_are_heldouts_scripts() -> None:
+    for name in ("heldout-festival-kdl", "heldout-flite"):
+        assert SUITES[name].n == SUITES["heldout"].n >= 90
+        for i in (0, 7, 150):
+            a, b = script_at("heldout", i), script_at(name, i)
+            assert (a.plan, a.system, a.units) == (b.plan, b.system, b.units)
+
+
+# sha256 of the first sessions' audio as the code before the second engine rendered them (fresh renderer)
+RENDERED = {("quick", 0): "338d9edce2379bcc", ("quick", 1): "0128b748ba3fb14d",
+            ("heldout-jitter", 0): "6fb86ee004012704", ("heldout-jitter", 1): "198f065257cf7dec"}
+
+
+@needs_espeak
+@pytest.mark.parametrize("suite,i", list(RENDERED))
+def test_existing_suites_render_as_before(suite: str, i: int) -> None:
+    r = render_script(make_scripts(suite, i + 1)[i], suite, EspeakRenderer())
+    assert hashlib.sha256(r.audio.tobytes()).hexdigest()[:16] == RENDERED[suite, i]

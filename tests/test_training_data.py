@@ -1,0 +1,71 @@
+"""`train base --data multi-engine`: phase shifts, prompts and phrasings of the training sessions."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from ticktock.scenarios.compose import DEFAULT_SYSTEM_PROMPT, SYSTEM_PROMPTS, TOOLS_LINE
+from ticktock.scenarios.intents import short_question, tool_request
+from ticktock.scenarios.intents.exchange import FILLERS, fresh_phrasings
+from ticktock.scenarios.phrasings import PHRASINGS
+from ticktock.scenarios.prompts import training_prompt
+from ticktock.scenarios.suites import SUITES, phase_shifted, script_at
+from ticktock.scenarios.timeline import realize
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def test_phase_shift_moves_every_label_with_the_audio() -> None:
+    script = script_at("quick", 3)
+    _, before = realize(script)
+    _, after = realize(phase_shifted(script_at("quick", 3), 0.37))
+    assert [round(b["start"] - a["start"], 6) for a, b in zip(before.words, after.words)] == [0.37] * len(before.words)
+
+
+def test_jitter_suites_use_the_same_rule() -> None:
+    shifted, plain = script_at("heldout-jitter", 5), script_at("heldout", 5)
+    assert 0 <= shifted.plan["lead_s"] - plain.plan["lead_s"] <= 1.0
+    assert SUITES["heldout-jitter"].jitter_of == "heldout"
+
+
+def test_training_prompts_include_the_live_default() -> None:
+    rng = random.Random(0)
+    drawn = [training_prompt(rng) for _ in range(500)]
+    assert DEFAULT_SYSTEM_PROMPT in drawn and len(set(drawn)) > len(SYSTEM_PROMPTS)
+    assert all(p.endswith(TOOLS_LINE) for p in drawn)
+    assert 0.2 < drawn.count(DEFAULT_SYSTEM_PROMPT) / len(drawn) < 0.45
+
+
+def test_suites_keep_their_prompts_and_phrasings() -> None:
+    """Without fresh phrasings the draws are the suites' own: the same script as the suite makes."""
+    with fresh_phrasings(False):
+        assert script_at("quick", 4).to_dict() == script_at("quick", 4).to_dict()
+    for i in range(30):
+        assert script_at("heldout", i).system in {f"{p} {TOOLS_LINE}" for p in SYSTEM_PROMPTS}
+
+
+def test_fresh_phrasings_add_wordings_and_fillers() -> None:
+    plain = {short_question(random.Random(i)).text for i in range(300)}
+    with fresh_phrasings():
+        fresh = {short_question(random.Random(i)).text for i in range(300)}
+    assert fresh - plain and any(t.startswith(tuple(FILLERS)) for t in fresh)
+
+
+def test_no_training_phrasing_is_a_phrasings_sentence() -> None:
+    """The `phrasings` suite stays held out: no draw of the intents (fresh or not, fillers stripped) is one of
+    its requests."""
+    held = {_norm(ex.text) for _, ex in PHRASINGS}
+    fillers = tuple(_norm(f) + " " for f in FILLERS)
+    seen = set()
+    with fresh_phrasings():
+        for i in range(6000):
+            rng = random.Random(i)
+            for text in (short_question(rng).text, tool_request(rng, 0.0).text):
+                t = _norm(text)
+                seen.add(t[len(next((f for f in fillers if t.startswith(f)), "")):])
+                seen.add(t)
+    assert not seen & held
+
