@@ -51,8 +51,11 @@ def check_data(data: TrainingData) -> str:
     if data.festival_share and not voices:
         raise ValueError(f"--data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
     if data.augment:
-        import pyworld  # noqa: F401  (the chain's WORLD resynthesis)
-
+        try:
+            import pyroomacoustics  # noqa: F401  (the room bank)
+            import pyworld  # noqa: F401  (the chain's WORLD resynthesis)
+        except ImportError as e:
+            raise ValueError(f"--data {data.name} needs {e.name}: pip install -e '.[augment]'") from None
         from ..scenarios.rooms import room_bank
 
         room_bank()
