@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..audio.io import SAMPLE_RATE
 from .augment import Augment, add_noise
-from .espeak import SAMPLE_RATE, EspeakRenderer
+from .espeak import EspeakRenderer
 from .plan import Plan, Say
 from .script import CHUNK_S, Script
 from .text import spoken_words

@@ -22,9 +22,10 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import soundfile as sf
 
+from ..audio.io import SAMPLE_RATE
 from ..progress import Progress
 from .augment import Augment
-from .espeak import SAMPLE_RATE, EspeakRenderer
+from .espeak import EspeakRenderer
 from .families import FAMILIES, long_session, tool_pair
 from .phrasings import PHRASINGS, phrasing_script
 from .render import Rendered, render_session

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
-from .examples import (EMISSION_DELAY_S, IGNORE, UnitSpec, choose_window, window_audio, window_positions,
-                       word_units)
+from ..scenarios.word_units import EMISSION_DELAY_S, word_units
+from .examples import IGNORE, UnitSpec, choose_window, window_audio, window_positions
 
 PLACEMENT_CHOICES = ("after_decision", "after_content", "both")
 
