@@ -176,7 +176,7 @@ def test_oracle_transcripts_are_the_user_s_words(small):
 def test_parallel_policy_runs_equal_the_serial_ones(tmp_path):
     """Worker processes (the shipped model, the cost clock) give every (session, policy) run the one process gives."""
     from ticktock.bench.profiles import profile_for_clock
-    from ticktock.bench.memory import MemoryJob, policy_tasks
+    from ticktock.bench.memory import MemoryJob, policy_tasks, runs_by_policy
     from ticktock.bench.workers import run_jobs
     from ticktock.scenarios.world import tool_result
     from ticktock.runtime import load_runtime
@@ -192,7 +192,7 @@ def test_parallel_policy_runs_equal_the_serial_ones(tmp_path):
     tasks = policy_tasks(entries, ["none", "unit_drop"])
     done = run_jobs(job, tmp_path, tasks, workers=2, on_result=lambda k, _: seen.append(tasks[k][1]))
     assert sorted(e["id"] for e in seen) == ["fake-0", "fake-0", "fake-1", "fake-1"]
-    runs = {name: [r for (n, _), r in zip(tasks, done) if n == name] for name in ("none", "unit_drop")}
+    runs = runs_by_policy(tasks, done)
     rt = load_runtime(None, "cpu")
     for name in ("none", "unit_drop"):
         for e, run in zip(entries, runs[name]):

@@ -242,3 +242,11 @@ class MemoryJob:
 def policy_tasks(entries: list[dict], policies: list[str]) -> list[tuple[str, dict]]:
     """`MemoryJob` tasks: every policy of the first entry, then of the next, ..."""
     return [(name, e) for e in entries for name in policies]
+
+
+def runs_by_policy(tasks: list[tuple[str, dict]], runs: list[PolicyRun]) -> dict[str, list[PolicyRun]]:
+    """{policy: its runs in entry order} of `policy_tasks` and their runs."""
+    out: dict[str, list[PolicyRun]] = {}
+    for (name, _), run in zip(tasks, runs):
+        out.setdefault(name, []).append(run)
+    return out

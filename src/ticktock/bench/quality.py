@@ -53,6 +53,11 @@ def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray,
                              side_channel=side_channel, engine=eng)
         (results,), _ = closed_loop([sess], [split_chunks(audio, entry["n_units"], sess.chunk_samples)],
                                     tool_runner, after_idle=lambda _, s: drafts.append(s.decoder.last_main))
+    return session_outcome(entry, results, drafts)
+
+
+def session_outcome(entry: dict, results: list[UnitResult], drafts: list[list[int] | None]) -> SessionOutcome:
+    """A session's units, silence drafts, and whether its answer and its tool calls were right."""
     out = SessionOutcome(entry["family"], results, entry["units"], drafts=drafts)
     spoken = normalize(" ".join(r.text for r in results if r.decision == "speak"))
     if entry["family"] == "short_qa" and entry.get("answer"):

@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..bench.cascade import PocketSphinx, cascade_available
-    from ..bench.memory import MemoryJob, ordered_policies, policy_tasks, resolve_side_channel, summarize
+    from ..bench.memory import (MemoryJob, ordered_policies, policy_tasks, resolve_side_channel, runs_by_policy,
+                                summarize)
     from ..bench.profiles import profile_for_clock
     from ..bench.wer import corpus_wer, user_words
     from ..bench.workers import run_jobs
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         bar.note(f"{len(entries)} sessions · {args.workers} worker(s)")  # every policy run first; the cascade below
         done = run_jobs(job, folder, tasks, args.workers, loaded=rt,
                         on_result=lambda k, _: bar.advance(tasks[k][1]["n_units"]))
-        runs = {p: [r for (name, _), r in zip(tasks, done) if name == p] for p in policies}
+        runs = runs_by_policy(tasks, done)
         for e in entries if asr is not None else ():
             bar.note(f"{e['id']} · {asr.name}")
             _, audio = load_session(folder, e)
