@@ -113,6 +113,20 @@ def test_one_session_on_the_device_is_the_session_timeline(protocol):
         assert r["window_ms"] == pytest.approx(o.window * 1000) and r["overflow_ms"] == pytest.approx(o.overflow * 1000)
 
 
+def test_closed_loop_alone_is_the_session_alone(protocol):
+    """A session alone in the closed loop (as eval and memory run it) gets the idle windows its own timeline gives,
+    so it commits the same tokens with the same times, to the bit."""
+    from ticktock.bench.runner import closed_loop
+    from ticktock.session import DuplexSession
+    model = random_model(4, protocol.vocab_size)
+    sess = _sessions(1, units=5)[0]
+    fresh = lambda: DuplexSession(model, protocol, "sl", clock=CostModelClock(FAST), system=sess.system)  # noqa: E731
+    own = fresh().run(sess.chunks)
+    (got,), injected = closed_loop([fresh()], [sess.chunks], tool_runner=None)
+    timing = lambda r: (r.tokens, r.window, r.idle_used, r.overflow, r.post_audio, r.latency, r.lag)  # noqa: E731
+    assert [timing(r) for r in got] == [timing(r) for r in own] and injected == [{}]
+
+
 def test_sessions_sharing_a_device_queue(protocol):
     """N sessions at once: same tokens as alone, but later sessions wait for earlier ones' chunk work."""
     model = random_model(5, protocol.vocab_size)

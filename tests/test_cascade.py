@@ -13,12 +13,12 @@ import soundfile as sf
 
 import ticktock
 from ticktock.audio.io import resample
-from ticktock.evaluation.wer import corpus_wer
+from ticktock.bench.wer import corpus_wer
 
 pytest.importorskip("pocketsphinx")
 pytest.importorskip("jiwer")
 
-from ticktock.evaluation.cascade import PocketSphinx  # noqa: E402
+from ticktock.bench.cascade import PocketSphinx  # noqa: E402
 
 EXAMPLES = Path(ticktock.__file__).parent / "assets" / "examples"
 SENTENCE = "please remember that my sister lives in boston and her birthday is on the fifth of may"

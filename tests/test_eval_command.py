@@ -64,9 +64,10 @@ def test_eval_refuses_no_workers(capsys):
 
 def test_parallel_sessions_equal_the_serial_ones(tmp_path):
     """Worker processes (the shipped pair, side channel on) give every session the outcome one process gives."""
-    from ticktock.evaluation.eval_parallel import EvalJob, parallel_sessions, tool_result
-    from ticktock.evaluation.quality import run_session
+    from ticktock.bench.quality import EvalJob, run_session
+    from ticktock.bench.workers import run_jobs
     from ticktock.runtime import load_runtime
+    from ticktock.scenarios.world import tool_result
 
     entries = [{**fake_entry(), "id": f"fake-{i}", "family": "short_qa", "audio": f"audio/fake-{i}.wav"}
                for i in range(3)]
@@ -75,8 +76,9 @@ def test_parallel_sessions_equal_the_serial_ones(tmp_path):
         sf.write(tmp_path / e["audio"], np.concatenate(noise_chunks(N_UNITS, 5 + i, speech_units=(1, 2))), 16000,
                  subtype="PCM_16")
     ticks = []
-    base, side = parallel_sessions(EvalJob(None, None, "cpu", "after_content"), tmp_path, entries, workers=2,
-                                   progress=lambda: ticks.append(1))
+    done = run_jobs(EvalJob(None, None, "cpu", "after_content"), tmp_path, entries, workers=2,
+                    on_result=lambda *_: ticks.append(1))
+    base, side = [b for b, _ in done], [s for _, s in done]
     assert len(ticks) == 3 and len(base) == len(side) == 3
     rt, rt_side = load_runtime(None, "cpu"), load_runtime(None, "cpu", side_channel=True)
     for e, b, s in zip(entries, base, side):

@@ -10,7 +10,7 @@ from ticktock.cache.kv import KVCache
 from ticktock.cache.policies.acoustic_to_text import ACOUSTIC_KINDS, AcousticToText
 from ticktock.protocol import DuplexProtocol
 from ticktock.session import DuplexSession
-from ticktock.session.session import AudioFrontEnd
+from ticktock.audio import AudioFrontEnd
 from ticktock.train.side_channel.kv_visibility import eviction_times, unit_schedule, visibility
 
 from conftest import noise_chunks, random_model

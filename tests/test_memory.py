@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from ticktock.bench import memory as mem
+from ticktock.bench.recall import recall_answers, recall_hits, recall_items
+from ticktock.bench.wer import corpus_wer, normalize_words, user_words
 from ticktock.cache.policies import make_policy
-from ticktock.evaluation import memory as mem
-from ticktock.evaluation.recall import recall_answers, recall_hits, recall_items
-from ticktock.evaluation.wer import corpus_wer, normalize_words, user_words
 from ticktock.protocol import DuplexProtocol
 from ticktock.session import UnitResult, make_clock
 
@@ -87,7 +87,7 @@ def test_policy_runs_summarize(small):
     assert none["wer_by_session"] == {e["id"]: 1.0}  # no transcript: every user word deleted
     import dataclasses
 
-    from ticktock.evaluation.wer import user_words
+    from ticktock.bench.wer import user_words
     two = [dataclasses.replace(runs["none"][0], transcript=user_words(e)),
            dataclasses.replace(runs["none"][0], entry={**e, "id": "other"})]
     assert mem.summarize(two)["wer_by_session"] == {e["id"]: 0.0, "other": 1.0}
@@ -176,8 +176,9 @@ def test_oracle_transcripts_are_the_user_s_words(small):
 def test_parallel_policy_runs_equal_the_serial_ones(tmp_path):
     """Worker processes (the shipped model, the cost clock) give every (session, policy) run the one process gives."""
     from ticktock.bench.profiles import profile_for_clock
-    from ticktock.bench.replay import default_tool_runner
-    from ticktock.evaluation.memory_parallel import MemoryJob, parallel_policy_runs
+    from ticktock.bench.memory import MemoryJob, policy_tasks, runs_by_policy
+    from ticktock.bench.workers import run_jobs
+    from ticktock.scenarios.world import tool_result
     from ticktock.runtime import load_runtime
 
     entries = [fake_entry(), {**fake_entry(), "id": "fake-1", "audio": "audio/fake-1.wav"}]
@@ -188,14 +189,16 @@ def test_parallel_policy_runs_equal_the_serial_ones(tmp_path):
     profile = profile_for_clock("cost", None)
     job = MemoryJob(None, "cpu", "cost", profile, "off", 0.25, "ar", budget=40)
     seen = []
-    runs = parallel_policy_runs(job, tmp_path, entries, ["none", "unit_drop"], workers=2, progress=seen.append)
+    tasks = policy_tasks(entries, ["none", "unit_drop"])
+    done = run_jobs(job, tmp_path, tasks, workers=2, on_result=lambda k, _: seen.append(tasks[k][1]))
     assert sorted(e["id"] for e in seen) == ["fake-0", "fake-0", "fake-1", "fake-1"]
+    runs = runs_by_policy(tasks, done)
     rt = load_runtime(None, "cpu")
     for name in ("none", "unit_drop"):
         for e, run in zip(entries, runs[name]):
             audio, _ = sf.read(tmp_path / e["audio"], dtype="float32")
             alone = mem.run_policy_session(rt.model, rt.protocol, e, audio, make_policy(name, budget=40),
-                                           make_clock("cost", profile, "cpu"), default_tool_runner, "off")
+                                           make_clock("cost", profile, "cpu"), tool_result, "off")
             assert run.entry["id"] == e["id"] and run.policy == alone.policy
             assert [u.tokens for u in run.units] == [u.tokens for u in alone.units]
             assert (run.peak_slots, run.final_slots, run.unit_seconds) == (alone.peak_slots, alone.final_slots,
@@ -206,7 +209,7 @@ def test_decision_accuracy_by_minute():
     """Per-minute decision accuracy pools every session's units of that minute; shorter sessions stop counting."""
     from types import SimpleNamespace
 
-    from ticktock.evaluation.quality import SessionOutcome, by_minute
+    from ticktock.bench.quality import SessionOutcome, by_minute
 
     def outcome(got: str, want: str) -> SessionOutcome:
         return SessionOutcome("long", [SimpleNamespace(decision="speak" if c == "s" else "listen") for c in got],

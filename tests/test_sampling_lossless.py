@@ -18,7 +18,7 @@ import torch
 
 from ticktock.protocol import DuplexProtocol
 from ticktock.session import CostModelClock, DuplexSession
-from ticktock.session.session import AudioFrontEnd
+from ticktock.audio import AudioFrontEnd
 
 from conftest import noise_chunks, random_model
 

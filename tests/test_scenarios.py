@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ticktock.scenarios import (CHUNK_S, FAMILIES, HELDOUT_VOICES, RESPONSE_DELAY_S, SAMPLE_RATE,
+from ticktock.audio import SAMPLE_RATE
+from ticktock.scenarios import (CHUNK_S, FAMILIES, HELDOUT_VOICES, RESPONSE_DELAY_S,
                                 GENERATORS, SUITES, TRAIN_VOICES, EspeakRenderer, Script, Voice, check_script,
                                 corpus_texts, espeak_available, format_call, format_calls, load_manifest,
                                 long_session, make_scripts, onset_unit, parse_call, parse_calls, realize,
@@ -333,7 +334,7 @@ def test_a_malformed_call_is_refused_with_a_clear_error(bad: str) -> None:
 
 
 def test_tool_sessions_are_scored_by_call_not_by_spelling() -> None:
-    from ticktock.evaluation.quality import calls_match
+    from ticktock.bench.quality import calls_match
 
     timer, flight = format_call("set_timer", minutes=5), format_call("find_flights", origin="TYO", dest="OSA", day="Fri")
     assert calls_match([timer.replace(" ", ""), flight], [timer, flight])

@@ -59,12 +59,12 @@ def test_decoders_lossless_on_shipped_model(runtime, example, name):
 
 def test_tool_example_listens_calls_then_speaks(runtime):
     """The shipped tool example: listen while the user asks, call a tool, read its result back."""
-    from ticktock.bench.replay import default_tool_runner
+    from ticktock.scenarios.world import tool_result
     wav = EXAMPLES / "tool.wav"
     meta = json.loads(wav.with_suffix(".json").read_text())
     sess = DuplexSession(runtime.model, runtime.protocol, "ar", system=meta["system"])
     res = sess.run(split_chunks(load_audio(wav)),
-                   lambda i, prev: default_tool_runner(prev.tool_call) if prev.tool_call else None)
+                   lambda i, prev: tool_result(prev.tool_call) if prev.tool_call else None)
     decisions = [r.decision for r in res]
     first_tool = decisions.index("tool")
     assert set(decisions[:first_tool]) == {"listen"}
@@ -96,9 +96,9 @@ def test_margin_branches_are_drafted_and_lossless(runtime):
 def test_speculative_listening_under_eviction_commits_ar_tokens():
     """`ticktock memory --decoder sl`: with the side channel writing transcripts and `a2t` evicting after every unit,
     `sl` drafts over the compacted cache and still commits exactly `ar`'s tokens, leaving the same resident slots."""
-    from ticktock.bench.replay import default_tool_runner
+    from ticktock.scenarios.world import tool_result
     from ticktock.cache.policies import make_policy
-    from ticktock.evaluation.memory import run_policy_session
+    from ticktock.bench.memory import run_policy_session
 
     pair = load_runtime(side_channel=True)
     wav = EXAMPLES / "tool.wav"
@@ -107,7 +107,7 @@ def test_speculative_listening_under_eviction_commits_ar_tokens():
     entry = {"id": "tool", "family": "tool_call", "system": meta["system"], "n_units": len(split_chunks(audio)),
              "units": [], "recall": []}
     runs = {d: run_policy_session(pair.model, pair.protocol, entry, audio, make_policy("a2t", budget=120),
-                                  CostModelClock(PROFILE), default_tool_runner, "after_content", decoder=d)
+                                  CostModelClock(PROFILE), tool_result, "after_content", decoder=d)
             for d in ("ar", "sl")}
     ar, sl = runs["ar"].units, runs["sl"].units
     assert any(r.asr for r in ar) and runs["ar"].peak_slots > 120  # transcripts written, the cache was evicted

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from ticktock.protocol import Decision
-from ticktock.train.examples import IGNORE, UnitSpec, word_unit, word_units
+from ticktock.scenarios.word_units import word_unit, word_units
+from ticktock.train.examples import IGNORE, UnitSpec
 from ticktock.train.side_channel.examples import build_side_channel_example
 
 from conftest import random_model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ticktock.evaluation.quality import (SessionOutcome, behaviour_vs_base, discordant, paired_takeovers, score,
+from ticktock.bench.quality import (SessionOutcome, behaviour_vs_base, discordant, paired_takeovers, score,
                                          takeover_delta_ci)
 from ticktock.session.result import UnitResult
 

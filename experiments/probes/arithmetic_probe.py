@@ -13,7 +13,7 @@ from collections import Counter
 
 import torch
 
-from ticktock.evaluation.quality import normalize, run_session
+from ticktock.bench.quality import normalize, run_session
 from ticktock.runtime import load_runtime
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session

@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from ticktock.evaluation.wer import corpus_wer
+from ticktock.bench.wer import corpus_wer
 from ticktock.runtime import load_runtime
 from ticktock.scenarios.espeak import EspeakRenderer
 from ticktock.scenarios.suites import render_script, script_at

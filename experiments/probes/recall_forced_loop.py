@@ -3,7 +3,7 @@
 `ticktock memory` replays a session closed loop: every unit's output is the model's own, and wrong replies to
 ordinary questions stay in the context. `experiments/probes/recall_probe.py` teacher-forces the whole window instead. This
 sits between them: the runtime's own session, cache and `a2t` eviction, but every unit outside the recall
-questions' windows (`evaluation.recall.recall_items`) commits the script's outputs (and gets the script's tool
+questions' windows (`bench.recall.recall_items`) commits the script's outputs (and gets the script's tool
 results); only the recall windows are decoded greedily. `--oracle` writes the reference words (the δ = 0.5 s rule)
 as the transcripts, else the side channel writes its own. So: forced + oracle near the probe, and the closed loop far
 below, means the model's own replies are what breaks recall.
@@ -17,16 +17,16 @@ import json
 
 import torch
 
-from ticktock.bench.replay import split_chunks
+from ticktock.bench.recall import recall_answers, recall_items
+from ticktock.bench.runner import split_chunks
 from ticktock.cache.policies.acoustic_to_text import AcousticToText
 from ticktock.engine import Segment
-from ticktock.evaluation.recall import recall_answers, recall_items
 from ticktock.protocol import Decision, DuplexProtocol, SlotKind
 from ticktock.runtime import load_runtime
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
+from ticktock.scenarios.word_units import word_units
 from ticktock.session import DuplexSession, UnitResult
-from ticktock.train.examples import word_units
 
 
 def forced_step(sess: DuplexSession, chunk, unit: dict, tool_result: str | None) -> UnitResult:
@@ -55,7 +55,7 @@ def forced_step(sess: DuplexSession, chunk, unit: dict, tool_result: str | None)
 
 
 def run(model_dir: str | None, budget: int, oracle: bool, sessions: int | None, show: bool) -> dict:
-    from ticktock.bench.replay import default_tool_runner
+    from ticktock.scenarios.world import tool_result
 
     torch.set_grad_enabled(False)
     rt = load_runtime(model_dir, "cpu", side_channel=True)
@@ -75,7 +75,7 @@ def run(model_dir: str | None, budget: int, oracle: bool, sessions: int | None, 
                 pending = u.get("tool_result") or None
             if k in free:
                 r = sess.step(chunk, pending)
-                pending = default_tool_runner(r.tool_call) if r.tool_call else None
+                pending = tool_result(r.tool_call) if r.tool_call else None
             else:
                 r = forced_step(sess, chunk, u, pending)
             units.append(r)

@@ -26,13 +26,13 @@ import random
 import numpy as np
 import torch
 
-from ticktock.evaluation.recall import recall_items
+from ticktock.bench.recall import recall_items
 from ticktock.runtime import load_runtime
 from ticktock.scenarios.script import UnitTarget
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
 from ticktock.train.side_channel.exact_examples import build_exact_memory_example
-from ticktock.train.examples import word_units
+from ticktock.scenarios.word_units import word_units
 from ticktock.train.side_channel.kv_visibility import visibility
 from ticktock.train.side_channel.fact_swap import swap_facts
 from ticktock.train.side_channel.history_shuffle import shuffled_history

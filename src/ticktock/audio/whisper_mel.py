@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from .features import _as_signal, mel_filterbank
+from .io import SAMPLE_RATE
 
 N_FFT, HOP = 400, 160
 CENTRE = N_FFT // 2  # Whisper centres frame t on sample 160 t
@@ -43,7 +44,7 @@ _POWER_FLOOR = 1e-10
 def _constants(n_mels: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
     """(periodic Hann window (400,), Slaney mel filters transposed (201, n_mels)), float64."""
     window = torch.hann_window(N_FFT, periodic=True, dtype=torch.float64, device=device)
-    fb_t = torch.tensor(np.array(mel_filterbank(16000, N_FFT, n_mels).T), dtype=torch.float64, device=device)
+    fb_t = torch.tensor(np.array(mel_filterbank(SAMPLE_RATE, N_FFT, n_mels).T), dtype=torch.float64, device=device)
     return window, fb_t
 
 
@@ -123,7 +124,7 @@ class WhisperMelStream:
     def __init__(self, n_mels: int, chunk_samples: int, lookahead: int = 0, floor: MelFloor | None = None):
         self.n_mels, self.chunk_samples, self.lookahead = n_mels, chunk_samples, lookahead
         self.floor = floor or MelFloor()
-        keep = max(1, int(round(self.floor.window_s * 16000 / chunk_samples)))
+        keep = max(1, int(round(self.floor.window_s * SAMPLE_RATE / chunk_samples)))
         self.reset(keep)
 
     def reset(self, keep: int | None = None) -> None:
@@ -141,7 +142,7 @@ class WhisperMelStream:
         logm = unit_log10_mel(chunk, self.tail, self.n_mels, self.lookahead)
         top = float(logm.max())
         f = self.floor
-        heard_s = (self.heard + len(chunk)) / 16000
+        heard_s = (self.heard + len(chunk)) / SAMPLE_RATE
         if f.dynamic_range is None or heard_s <= f.dynamic_after_s:
             floor = f.fixed
         else:

@@ -167,9 +167,9 @@ def time_encoder(model: DuplexLM, grid: Grid) -> float:
         return 0.0
     import numpy as np
 
-    from ..session.session import audio_front_end  # imported here: the audio stack is not needed otherwise
-    front = audio_front_end(model, 16000)
-    chunk = (np.random.default_rng(0).standard_normal(16000) * 0.1).astype(np.float32)
+    from ..audio import SAMPLE_RATE, audio_front_end  # imported here: the audio stack is not needed otherwise
+    front = audio_front_end(model, SAMPLE_RATE)
+    chunk = (np.random.default_rng(0).standard_normal(SAMPLE_RATE) * 0.1).astype(np.float32)
     return statistics.median(time_ms(lambda: front.push(chunk), model.device, grid.warmup, grid.repeats))
 
 

@@ -1,9 +1,9 @@
-"""Replay scripted sessions through every decoder, closed loop, and record every unit (docs/design.md §7).
+"""`ticktock bench`'s replay: scripted sessions through every decoder, closed loop, a record per unit (docs/design.md §7).
 
 The core, `replay`, takes a model, a protocol and a list of `BenchSession`s
 (id, family, system prompt, one-second chunks, expected units), so it runs on
-synthetic sessions without any rendered audio. `sessions_from_entries` turns the
-entries of a rendered suite (`scenarios.store.ensure_suite`) into `BenchSession`s.
+synthetic sessions without any rendered audio; `ReplayJob` replays a rendered
+suite's sessions, group by group, in this process or on workers (`bench.workers`).
 
 Tool results: `ar` runs first on each session; whenever it calls a tool, the mock
 tool's result is injected in the next unit, exactly as `ticktock eval` does. Every
@@ -13,60 +13,24 @@ decoding they make the same calls anyway, since every decoder is lossless).
 
 from __future__ import annotations
 
-import time
+import dataclasses
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-import numpy as np
-
+from ..audio import SAMPLE_RATE
 from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
-from ..session import BatchedSessions, Clock, DuplexSession, UnitResult
-from .device_timeline import DeviceTimeline, SessionClock
+from ..runtime import Runtime
+from ..scenarios.world import tool_result
+from ..session import Clock, DuplexSession, UnitResult
+from .runner import BenchSession, closed_loop, sessions_from_entries
 
 UNIT_FIELDS = (
     "session", "family", "decoder", "unit", "decision", "expected", "n_tokens", "tokens", "forwards",
     "tokens_per_forward", "latency_ms", "lag_ms", "post_audio_ms", "idle_used_ms", "overflow_ms", "window_ms",
     "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call", "host_ms", "margins",
 )
-
-
-@dataclass
-class BenchSession:
-    id: str
-    family: str
-    system: str
-    chunks: list[np.ndarray]
-    expected: list[dict] = field(default_factory=list)  # per unit: {"decision", "content", "tags"}
-
-
-def default_tool_runner(call: str) -> str:
-    """The mock tools of `ticktock eval`; a malformed call gets an error result, as in use."""
-    from ..scenarios.world import run_tool
-    try:
-        return run_tool(call)
-    except Exception as err:  # the model's mistake, not ours
-        return f"error: {err}"
-
-
-def split_chunks(audio: np.ndarray, n_units: int, chunk_samples: int = 16000) -> list[np.ndarray]:
-    chunks = []
-    for i in range(n_units):
-        c = np.asarray(audio[i * chunk_samples:(i + 1) * chunk_samples], dtype=np.float32)
-        if len(c) < chunk_samples:
-            c = np.pad(c, (0, chunk_samples - len(c)))
-        chunks.append(c)
-    return chunks
-
-
-def sessions_from_entries(folder, entries: list[dict], chunk_samples: int = 16000) -> Iterator[BenchSession]:
-    """`BenchSession`s of manifest entries of a rendered suite folder, lazily (audio read one at a time)."""
-    from ..scenarios.suites import load_session
-    for e in entries:
-        _, audio = load_session(folder, e)
-        yield BenchSession(e["id"], e["family"], e["system"], split_chunks(audio, e["n_units"], chunk_samples),
-                           list(e.get("units", [])))
 
 
 def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
@@ -89,58 +53,20 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
               tool_runner: Callable[[str], str] | None, temperature: float = 0.0,
               seeds: list[int] | None = None, side_channel: str | None = None, engine: str = "auto",
               batched: bool = False) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
-    """Fresh sessions of `group` for one decoder, sharing one device (see `DeviceTimeline`).
+    """Fresh sessions of `group` for one decoder, sharing one device (`runner.closed_loop`).
 
     With `tool_results` given (one dict per session), inject those; else run the tools.
     engine: "auto" | "eager" | "fast"; engines are reused from group to group (`borrowed_engine`).
     batched: step the group's chunk t together, one batched forward per round (`session.BatchedSessions`;
     eager path, drafting still per session) instead of session after session.
     Returns per session the unit results and the tool results injected (by unit index)."""
+    fresh = clock if callable(clock) and not isinstance(clock, Clock) else (lambda: clock)
     with ExitStack() as stack:
         engines = [stack.enter_context(borrowed_engine(model, engine)) for _ in group]
-        return _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner, temperature,
-                          seeds or [0] * len(group), side_channel, engines, batched)
-
-
-def _run_group(model, protocol, group, decoder, clock, tool_results, tool_runner, temperature, seeds,
-               side_channel, engines, batched=False):
-    fresh = clock if callable(clock) and not isinstance(clock, Clock) else (lambda: clock)
-    live = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
-                          system=b.system, side_channel=side_channel, engine=eng)
-            for b, seed, eng in zip(group, seeds, engines)]
-    device = DeviceTimeline(protocol.chunk_seconds, clocks=[SessionClock() for _ in group])
-    results: list[list[UnitResult]] = [[] for _ in group]
-    injected: list[dict[int, str]] = [{} for _ in group]
-    pending: list[str | None] = [None] * len(group)
-    batch = BatchedSessions(live) if batched else None
-    for t in range(max(len(b.chunks) for b in group)):
-        active = [i for i, b in enumerate(group) if t < len(b.chunks)]
-        device.draft([(i, live[i]) for i in active], t)
-        for i in active:
-            if tool_results is not None:
-                pending[i] = tool_results[i].get(t)
-            if pending[i] is not None:
-                injected[i][t] = pending[i]
-        stepped: dict[int, UnitResult] = {}
-        if batch is None:
-            for i in active:
-                t0 = time.perf_counter()
-                stepped[i] = r = live[i].step(group[i].chunks[t], pending[i])
-                r.host_seconds = time.perf_counter() - t0  # what the replay itself cost on this machine
-                device.chunk(i, t, r)
-        else:
-            t0 = time.perf_counter()
-            out = batch.step([b.chunks[t] if i in active else None for i, b in enumerate(group)],
-                             [pending[i] if i in active else None for i in range(len(group))])
-            stepped, host = {i: out[i] for i in active}, time.perf_counter() - t0
-            for r in stepped.values():
-                r.host_seconds = host / len(active)  # the batch's, shared out
-            device.chunk_batch(t, stepped, batch.last)
-        for i, r in stepped.items():
-            results[i].append(r)
-            call = r.tool_call if tool_results is None and tool_runner else None
-            pending[i] = tool_runner(call) if call else None
-    return results, injected
+        live = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
+                              system=b.system, side_channel=side_channel, engine=eng)
+                for b, seed, eng in zip(group, seeds or [0] * len(group), engines)]
+        return closed_loop(live, [b.chunks for b in group], tool_runner, tool_results, batched)
 
 
 def reference_first(names: Iterable[str], reference: str) -> list[str]:
@@ -160,7 +86,7 @@ def ordered_decoders(decoders: Iterable[str]) -> list[str]:
 
 def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], decoders: Iterable[str],
            clock: Clock | Callable[[], Clock], temperature: float = 0.0, seed: int = 0,
-           tool_runner: Callable[[str], str] | None = default_tool_runner,
+           tool_runner: Callable[[str], str] | None = tool_result,
            progress: Callable[[BenchSession], None] | None = None, concurrent: int = 1,
            first_index: int = 0, side_channel: str | None = None, engine: str = "auto",
            batched: bool = False) -> list[dict]:
@@ -206,3 +132,47 @@ def _groups(sessions: Iterable[BenchSession], n: int) -> Iterator[list[BenchSess
             group = []
     if group:
         yield group
+
+
+def group_tasks(entries: list[dict], concurrent: int) -> list[tuple[int, list[dict]]]:
+    """`ReplayJob` tasks: (k, the k-th group of `concurrent` consecutive entries)."""
+    return [(k, entries[i:i + concurrent]) for k, i in enumerate(range(0, len(entries), concurrent))]
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """`ticktock bench`'s replay of one (temperature, sessions) setting, a group of sessions per task
+    (`bench.workers`): each group is replayed exactly as one `replay` call over the whole suite would."""
+
+    model: str | None
+    device: str
+    clock: str
+    profile: str | None
+    decoders: tuple[str, ...]
+    temperature: float
+    seed: int
+    concurrent: int
+    side_channel: str | None = None
+    max_asr_tokens: int | None = None  # the idle schedule's transcript cap (None: the protocol's own)
+    engine: str = "auto"
+    dtype: str = "float32"
+
+    def load(self, device: str) -> tuple[Runtime, Clock]:
+        """The runtime (its transcript cap applied) and the clock every session gets."""
+        import torch
+
+        from ..runtime import load_runtime
+        from ..session import make_clock
+
+        rt = load_runtime(self.model, device, getattr(torch, self.dtype), side_channel=self.side_channel is not None)
+        if self.max_asr_tokens is not None:
+            rt.protocol = dataclasses.replace(rt.protocol, max_asr_tokens=self.max_asr_tokens)
+        return rt, make_clock(self.clock, self.profile, device)
+
+    def run(self, loaded: tuple[Runtime, Clock], folder: str, task: tuple[int, list[dict]]) -> list[dict]:
+        """The unit records (`UNIT_FIELDS`) of task k's group, every decoder."""
+        (rt, clock), (k, entries) = loaded, task
+        chunk = int(round(rt.protocol.chunk_seconds * SAMPLE_RATE))
+        return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), self.decoders, clock,
+                      temperature=self.temperature, seed=self.seed, concurrent=self.concurrent,
+                      first_index=k * self.concurrent, side_channel=self.side_channel, engine=self.engine)

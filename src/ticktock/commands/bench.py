@@ -70,11 +70,11 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..bench.metrics import json_view, summarize
-    from ..bench.parallel import ReplayJob, parallel_replay
     from ..bench.profiles import profile_for_clock, scheduled_protocol
-    from ..bench.replay import ordered_decoders, replay, sessions_from_entries
+    from ..bench.replay import ReplayJob, group_tasks, ordered_decoders
     from ..bench.report import write_results
     from ..bench.sample import part_of, stratified_sample
+    from ..bench.workers import run_jobs
     from ..cli import CommandError
     from ..decoding.registry import DECODERS
     from ..progress import Progress
@@ -110,7 +110,6 @@ def run(args: argparse.Namespace) -> int:
             entries = part_of(entries, args.part)
         except ValueError as err:
             raise CommandError(str(err)) from err
-    chunk = int(round(rt.protocol.chunk_seconds * 16000))
     chunk_ms = rt.protocol.chunk_seconds * 1000
     side_channel = None if args.side_channel == "off" else args.side_channel
     if side_channel:
@@ -119,15 +118,14 @@ def run(args: argparse.Namespace) -> int:
     settings = [(temps[0], counts[0])] + [(t, counts[0]) for t in temps[1:]] + [(temps[0], n) for n in counts[1:]]
 
     def records_for(temperature: float, concurrent: int) -> list[dict]:
+        job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
+                        concurrent, side_channel, rt.protocol.max_asr_tokens, args.engine, args.dtype)
+        tasks = group_tasks(entries, concurrent)
         with Progress(f"bench {args.suite} · T={temperature:g} · N={concurrent} · {len(decoders)} decoders",
                       len(entries), "sessions", console=console) as bar:
-            if args.workers > 1:
-                job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
-                                concurrent, side_channel, rt.protocol.max_asr_tokens, args.engine, args.dtype)
-                return parallel_replay(job, folder, entries, args.workers, progress=bar.advance)
-            return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), decoders, clock,
-                          temperature=temperature, seed=args.seed, concurrent=concurrent, side_channel=side_channel,
-                          progress=lambda s: bar.advance(), engine=args.engine)
+            done = run_jobs(job, folder, tasks, args.workers, loaded=(rt, clock),
+                            on_result=lambda k, _: bar.advance(len(tasks[k][1])))
+        return [r for recs in done for r in recs]
 
     results: dict[tuple[float, int], tuple[list[dict], dict]] = {}
     for t, n in settings:

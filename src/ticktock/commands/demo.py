@@ -14,10 +14,10 @@ from rich.table import Table
 from ..audio import SAMPLE_RATE, load_audio, speech_end, split_chunks
 from ..cli import CommandError
 from ..decoding.registry import DECODERS
-from ..evaluation.eval_parallel import tool_result
 from ..progress import Progress
 from ..runtime import load_runtime
 from ..scenarios.compose import DEFAULT_SYSTEM_PROMPT
+from ..scenarios.world import tool_result
 from ..session import DuplexSession, make_clock
 from .engine_options import add_engine_options, torch_dtype
 

@@ -45,13 +45,13 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..bench.quality import EvalJob, behaviour_vs_base, per_family, score
+    from ..bench.workers import run_jobs
     from ..cli import CommandError
-    from ..evaluation.eval_parallel import EvalJob, parallel_sessions
-    from ..evaluation.quality import behaviour_vs_base, per_family, score
     from ..progress import Progress
-    from ..scenarios.store import ensure_suite
     from ..scenarios.compose import DEFAULT_SYSTEM_PROMPT
-    from ..scenarios.suites import GENERATORS, SUITES, load_session
+    from ..scenarios.store import ensure_suite
+    from ..scenarios.suites import GENERATORS, SUITES
 
     torch.set_grad_enabled(False)
     console = Console(stderr=True)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     side = None if args.side_channel == "off" else args.side_channel
     job = EvalJob(args.model, args.base, args.device, side, args.engine, args.dtype)
     try:
-        rt, rt_side = job.runtimes()
+        rt, rt_side = job.load(args.device)
     except FileNotFoundError as err:
         raise CommandError(f"{err}; pass --model a model folder (config.json, model.safetensors, "
                            "tokenizer.json)") from err
@@ -81,20 +81,10 @@ def run(args: argparse.Namespace) -> int:
         system = DEFAULT_SYSTEM_PROMPT if args.system_prompt == "default" else args.system_prompt
         entries = [{**e, "system": system} for e in entries]
 
-    outcomes, base = [], []
     with Progress(f"eval {args.suite}", len(entries), "sessions", console=console) as bar:
-        if args.workers > 1:
-            base, outcomes = parallel_sessions(job, folder, entries, args.workers, progress=bar.advance)
-        else:
-            for e in entries:
-                bar.note(e["id"])
-                _, audio = load_session(folder, e)
-                b, s = job.run(rt, rt_side, e, audio)
-                base.append(b)
-                if s is not None:
-                    outcomes.append(s)
-                bar.advance()
-    outcomes = outcomes or base
+        done = run_jobs(job, folder, entries, args.workers, loaded=(rt, rt_side), on_result=lambda *_: bar.advance())
+    base = [b for b, _ in done]
+    outcomes = [s for _, s in done if s is not None] or base
     summary = score(outcomes)
     summary["decision_acc_by_family"] = per_family(outcomes)
     summary.update({"suite": suite, "model": (rt_side or rt).name})

@@ -65,13 +65,14 @@ def _cell(key: str, x) -> str:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..bench.cascade import PocketSphinx, cascade_available
+    from ..bench.memory import (MemoryJob, ordered_policies, policy_tasks, resolve_side_channel, runs_by_policy,
+                                summarize)
     from ..bench.profiles import profile_for_clock
+    from ..bench.wer import corpus_wer, user_words
+    from ..bench.workers import run_jobs
     from ..cache.policies import POLICIES, make_policy
     from ..cli import CommandError
-    from ..evaluation.cascade import PocketSphinx, cascade_available
-    from ..evaluation.memory import ordered_policies, resolve_side_channel, summarize
-    from ..evaluation.memory_parallel import MemoryJob, parallel_policy_runs
-    from ..evaluation.wer import corpus_wer, user_words
     from ..progress import Progress
     from ..scenarios.store import ensure_suite
     from ..scenarios.suites import load_session
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     job = MemoryJob(args.model, args.device, args.clock, profile, side, args.asr_share, args.decoder, args.budget,
                     args.oracle_transcripts, args.engine, args.dtype)
     try:
-        rt = job.runtime()
+        rt = job.load(args.device)
     except FileNotFoundError as err:
         raise CommandError(f"{err}; pass --model a model folder (config.json, model.safetensors, "
                            "tokenizer.json)") from err
@@ -110,27 +111,21 @@ def run(args: argparse.Namespace) -> int:
     folder, entries = ensure_suite(args.suite)
     entries = entries[: args.n] if args.n else entries
     units_total = sum(e["n_units"] for e in entries)
-    runs: dict[str, list] = {p: [] for p in policies}
+    tasks = policy_tasks(entries, policies)
     refs, hyps = [], []
 
     with Progress(f"memory {args.suite} · B={args.budget}", units_total * (len(policies) + (asr is not None)),
                   "units", console=console) as bar:
-        parallel = args.workers > 1
-        if parallel:  # every policy run first, in worker processes; the cascade below
-            bar.note(f"{len(entries)} sessions · {args.workers} workers")
-            runs = parallel_policy_runs(job, folder, entries, policies, args.workers,
-                                        progress=lambda e: bar.advance(e["n_units"]))
-        for e in entries:
+        bar.note(f"{len(entries)} sessions · {args.workers} worker(s)")  # every policy run first; the cascade below
+        done = run_jobs(job, folder, tasks, args.workers, loaded=rt,
+                        on_result=lambda k, _: bar.advance(tasks[k][1]["n_units"]))
+        runs = runs_by_policy(tasks, done)
+        for e in entries if asr is not None else ():
+            bar.note(f"{e['id']} · {asr.name}")
             _, audio = load_session(folder, e)
-            for name in () if parallel else policies:
-                bar.note(f"{e['id']} · {name}")
-                runs[name].append(job.run(rt, e, audio, name))
-                bar.advance(e["n_units"])
-            if asr is not None:
-                bar.note(f"{e['id']} · {asr.name}")
-                refs.append(user_words(e))
-                hyps.append(asr.transcribe(audio))
-                bar.advance(e["n_units"])
+            refs.append(user_words(e))
+            hyps.append(asr.transcribe(audio))
+            bar.advance(e["n_units"])
 
     summary = {
         "suite": args.suite, "sessions": len(entries), "units": units_total, "budget": args.budget,

@@ -15,7 +15,7 @@ unfolds), `plan` + `timeline` (events laid out in time; rules in `script`), `esp
 
 from .augment import CLEAN, Augment
 from .corpus import corpus_texts
-from .espeak import SAMPLE_RATE, EspeakError, EspeakRenderer, espeak_available
+from .espeak import EspeakError, EspeakRenderer, espeak_available
 from .families import FAMILIES, long_session
 from .plan import Backchannel, Noise, Plan, Reply, Say
 from .render import Rendered, render_session
@@ -30,7 +30,7 @@ from .world import TOOLS, format_call, format_calls, run_tool
 __all__ = [
     "Augment", "Backchannel", "CHUNK_S", "CLEAN", "DECISIONS", "EspeakError", "EspeakRenderer",
     "FAMILIES", "GENERATORS", "HELDOUT_VOICES", "Noise", "Plan", "RESPONSE_DELAY_S", "Rendered",
-    "Reply", "SAMPLE_RATE", "SUITES", "Say", "Script", "Suite", "TAGS", "TOOLS", "TRAIN_VOICES",
+    "Reply", "SUITES", "Say", "Script", "Suite", "TAGS", "TOOLS", "TRAIN_VOICES",
     "Timeline", "UnitTarget", "Utterance", "Voice", "check_script", "corpus_texts", "draw_voice",
     "espeak_available", "format_call", "format_calls", "iter_scripts", "layout", "load_manifest", "load_session",
     "long_session", "make_scripts", "manifest_entry", "onset_unit", "parse_call", "parse_calls", "realize",

@@ -14,8 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..audio.io import SAMPLE_RATE
 from .augment import colored_noise
-from .espeak import SAMPLE_RATE, resample_fft
+from .espeak import resample_fft
 
 Params = dict | None
 

@@ -23,10 +23,10 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from ..audio.io import SAMPLE_RATE
 from .clips import ClipCache
 from .voices import Voice
 
-SAMPLE_RATE = 16000
 BREAK_MS = 500  # SSML break between the words of a batch (a plain -g gap lets "of the" merge)
 FRAME_S = 0.01  # silence detection frame
 SILENCE_DB = -45.0  # a frame is silent below this level relative to the loudest frame

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..audio.io import SAMPLE_RATE
 from .augment import Augment, Chain, add_noise
 from .effects import Mix
 from .engines import Renderer
-from .espeak import SAMPLE_RATE
 from .plan import Plan, Say
 from .script import CHUNK_S, Script
 from .text import spoken_words

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..audio.io import SAMPLE_RATE
+
 N_ROOMS = 96
 RT60_S = (0.1, 0.8)
-SAMPLE_RATE = 16000
 
 
 def rooms_path() -> Path:

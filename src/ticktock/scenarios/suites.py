@@ -22,10 +22,11 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import soundfile as sf
 
+from ..audio.io import SAMPLE_RATE
 from ..progress import Progress
 from .augment import Augment
+from ..audio.io import SAMPLE_RATE
 from .engines import Engines, Renderer
-from .espeak import SAMPLE_RATE
 from .families import FAMILIES, long_session, tool_pair
 from .phrasings import PHRASINGS, phrasing_script
 from .render import Rendered, render_session

@@ -204,3 +204,12 @@ def run_tool(call: str) -> str:
         except (TypeError, KeyError) as e:
             raise ValueError(f"bad arguments in {call!r}: {e}") from e
     return "; ".join(results)
+
+
+def tool_result(call: str) -> str:
+    """What the model hears after calling `call` on the mock tools: `run_tool`'s result, or for a malformed call
+    (the model's mistake, not ours) an error result, as in use."""
+    try:
+        return run_tool(call)
+    except Exception as err:
+        return f"error: {err}"

@@ -26,7 +26,7 @@ from ..cache.policies import POLICIES, EvictionPolicy, make_policy
 from ..decoding.registry import DECODERS
 from ..engine import Engine, engine_pool
 from ..runtime import Runtime
-from ..scenarios.world import run_tool
+from ..scenarios.world import tool_result
 from ..scenarios.compose import DEFAULT_SYSTEM_PROMPT
 from ..session import DuplexSession, UnitResult
 from .audio_in import AudioIn
@@ -207,10 +207,7 @@ class LiveSession:
                 call.delivered_by = "client"
                 return call.result
             if self.opts.auto_tools:
-                try:
-                    call.result = run_tool(call.call)
-                except Exception as err:  # a malformed call is the model's mistake; it hears an error result
-                    call.result = f"error: {err}"
+                call.result = tool_result(call.call)  # a malformed call gets an error result
                 call.delivered_by = "server"
                 ev = event("tool.result", session_id=self.id, call_id=call.call_id, result=call.result, source="server")
                 self.log.write(ev)

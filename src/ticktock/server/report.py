@@ -6,6 +6,8 @@ import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
+from ..audio import SAMPLE_RATE
+
 DECISION_STYLE = {"listen": "dim", "speak": "green", "tool": "yellow"}
 
 
@@ -57,7 +59,7 @@ class TalkPrinter:
         elif kind == "tool.result":
             c.print(f"      [yellow]tool.result[/] {ev['call_id']} ({ev.get('source', 'client')}): {ev['result']}")
         elif kind == "audio.delta":
-            ms = len(ev["audio"]) * 3 // 4 // 2 * 1000 // ev.get("sample_rate", 16000)
+            ms = len(ev["audio"]) * 3 // 4 // 2 * 1000 // ev.get("sample_rate", SAMPLE_RATE)
             c.print(f"      [cyan]audio.delta[/] unit {ev['unit']}: {ms} ms of speech")
         elif kind == "error":
             c.print(f"[red]error {ev['code']}[/]: {ev['message']}")

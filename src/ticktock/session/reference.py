@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..audio.front_end import AudioFrontEnd
 from ..model.duplex import DuplexLM
 from ..protocol import DuplexProtocol
-from .session import DEFAULT_SYSTEM, AudioFrontEnd
+from .session import DEFAULT_SYSTEM
 from .side_channel import side_channel_placement
 
 

@@ -24,7 +24,8 @@ from typing import Callable, Generator, Sequence
 import numpy as np
 import torch
 
-from ..audio import chunk_log_mel
+from ..audio import SAMPLE_RATE
+from ..audio.front_end import audio_front_end
 from ..cache.policies import EvictionPolicy, NoEviction
 from ..decoding.base import Decoder
 from ..decoding.draft import Draft
@@ -39,7 +40,6 @@ from .side_channel import UnitRules, decode_slack_segment, side_channel_placemen
 from .timeline import Timeline
 
 DEFAULT_SYSTEM = "You are ticktock, a helpful voice assistant."
-MEL_CONTEXT_SAMPLES = 240  # samples of the previous chunk the log-mel window needs (n_fft - hop)
 
 UnitSteps = Generator[ForwardRequest, torch.Tensor, UnitResult]  # a unit's forwards: yields requests, is sent logits
 
@@ -54,45 +54,6 @@ def drive(steps: Generator[ForwardRequest, torch.Tensor, object], engine: Engine
         except StopIteration as stop:
             return stop.value
         logits = engine.forward(req.linear, req.unit, req.tree_tokens, req.tree_parents, req.tree_kinds)
-
-
-class AudioFrontEnd:
-    """Streaming audio state: chunk -> audio embeddings (E, D), and the silence hypothesis for the next chunk."""
-
-    def __init__(self, model: DuplexLM, chunk_samples: int):
-        self.model, self.chunk_samples = model, chunk_samples
-        acfg = model.cfg.audio
-        self.n_ctx = acfg.context_chunks * acfg.frames_per_chunk
-        self.silence = np.zeros(chunk_samples, dtype=np.float32)
-        self.reset()
-
-    def reset(self) -> None:
-        self.tail = np.zeros(MEL_CONTEXT_SAMPLES, dtype=np.float32)
-        sil = chunk_log_mel(self.silence, self.tail)
-        self.mel_ctx = sil.repeat(self.n_ctx // sil.shape[0], 1)  # (C*F, n_mels)
-
-    def _embed(self, chunk: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        mel = chunk_log_mel(chunk, self.tail)
-        return self.model.encode_audio(mel, self.mel_ctx), mel
-
-    @torch.no_grad()
-    def silence_hypothesis(self) -> torch.Tensor:
-        """Embeddings of a silent next chunk with the real left context: (E, D)."""
-        return self._embed(self.silence)[0]
-
-    @torch.no_grad()
-    def push(self, chunk: np.ndarray) -> torch.Tensor:
-        emb, mel = self._embed(chunk)
-        self.tail = chunk[-MEL_CONTEXT_SAMPLES:].astype(np.float32)
-        self.mel_ctx = torch.cat([self.mel_ctx, mel])[-self.n_ctx:]
-        return emb
-
-
-def audio_front_end(model: DuplexLM, chunk_samples: int):
-    """The model's streaming audio front (`reset`, `push`, `silence_hypothesis`): a published model's audio
-    tower streams itself (`model.layouts`); ticktock's encoder runs in `AudioFrontEnd`."""
-    streaming = getattr(model.audio, "streaming", None)
-    return streaming(chunk_samples) if streaming is not None else AudioFrontEnd(model, chunk_samples)
 
 
 def top2_margins(logits: torch.Tensor, rows: list[int]) -> list[float]:
@@ -130,7 +91,7 @@ class DuplexSession:
         self.generator = torch.Generator().manual_seed(seed)
         self.policy = policy or NoEviction()
         self.system = system
-        self.chunk_samples = int(round(protocol.chunk_seconds * 16000))
+        self.chunk_samples = int(round(protocol.chunk_seconds * SAMPLE_RATE))
         self.front = audio_front_end(model, self.chunk_samples)
         self.reset()
 

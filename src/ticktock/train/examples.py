@@ -8,7 +8,6 @@ long sessions (and evicted caches) stay in distribution.
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 
@@ -19,7 +18,6 @@ from ..protocol import Decision, DuplexProtocol
 IGNORE = -100
 TRANSCRIBE_SYSTEM = "Transcribe what you hear."
 CONTEXT_SAMPLES = 240
-EMISSION_DELAY_S = 0.5  # δ: a word is transcribed once this much audio after its end has arrived (docs/design.md §4)
 
 
 @dataclass
@@ -61,26 +59,6 @@ def transcription_units(words: list[dict], n_units: int, chunk_s: float = 1.0) -
         k = min(n_units - 1, int(w["end"] // chunk_s))
         per_unit[k].append(w["word"])
     return [UnitSpec(Decision.SPEAK, " ".join(ws)) if ws else UnitSpec(Decision.LISTEN) for ws in per_unit]
-
-
-def word_unit(end_s: float, chunk_s: float = 1.0, delay_s: float = EMISSION_DELAY_S) -> int:
-    """The 0-based unit that transcribes a word ending at `end_s`: the paper's k = ceil((e + δ)/Δ), 1-based.
-
-    Unit t holds the audio [tΔ, (t+1)Δ), so unit k−1 is the first to have heard δ past the word's end.
-    """
-    return max(0, math.ceil(round((end_s + delay_s) / chunk_s, 9)) - 1)
-
-
-def word_units(words: list[dict], n_units: int, chunk_s: float = 1.0, delay_s: float = EMISSION_DELAY_S) -> list[str]:
-    """Side-channel targets: per unit, the user words assigned to it by `word_unit` ('' if none).
-
-    Each user word lands in exactly one unit; words past the session's end go to its last unit.
-    """
-    per_unit: list[list[str]] = [[] for _ in range(n_units)]
-    for w in words:
-        if w.get("speaker", "user") == "user":
-            per_unit[min(n_units - 1, word_unit(w["end"], chunk_s, delay_s))].append(w["word"])
-    return [" ".join(ws) for ws in per_unit]
 
 
 def heard_from_units(units: list, utterances: list, chunk_s: float = 1.0) -> list[int]:

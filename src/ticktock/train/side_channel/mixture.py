@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...protocol import DuplexProtocol
-from ..examples import EMISSION_DELAY_S, IGNORE, UnitSpec, word_units
+from ...scenarios.word_units import EMISSION_DELAY_S, word_units
+from ..examples import IGNORE, UnitSpec
 from .examples import SideChannelExample, pick_placement, recall_ends, script_unit_spec
 from .sources import Source
 

@@ -15,7 +15,7 @@ import io
 
 import numpy as np
 
-SAMPLE_RATE = 16000
+from ..audio.io import SAMPLE_RATE
 
 
 class CascadeUnavailable(RuntimeError):

@@ -1,23 +1,28 @@
 """Model quality on scripted sessions (AR greedy, closed loop): `ticktock eval` (docs/design.md §7 behaviour).
 
-Every session is replayed chunk by chunk; the model hears its real audio and its
+Every session is replayed chunk by chunk (`runner.closed_loop`); the model hears its real audio and its
 own past outputs (no teacher forcing). Tool results come from the mock tools when
 the model calls one, so a wrong call gets a different result, as in real use.
 Silence agreement (the paper's Observation 1/2) uses `sl-silence` (lossless, so
 the committed tokens are the AR ones) and compares its silence draft to them.
+`EvalJob` runs a suite's sessions, base and side channel, in this process or on workers (`bench.workers`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
+from ..runtime import Runtime
 from ..scenarios import same_call
+from ..scenarios.world import tool_result
 from ..session import CostModelClock, DuplexSession, UnitResult
+from .runner import closed_loop, split_chunks
 
 # A fast, fixed cost per forward so every silence draft runs to its end (agreement needs whole drafts).
 _GENEROUS = {"new_tokens": [1, 4096], "context": [0, 1 << 20], "ms": [[1, 1], [1, 1]], "encoder_ms": 0}
@@ -37,28 +42,22 @@ class SessionOutcome:
     drafts: list[list[int] | None] = field(default_factory=list)
 
 
-def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray, tool_runner,
-                side_channel: str | None = None, engine: str = "auto") -> SessionOutcome:
-    """One scripted session, closed loop; `side_channel` places transcription segments (docs/design.md §4)."""
+def run_session(model, protocol: DuplexProtocol, entry: dict, audio: np.ndarray,
+                tool_runner: Callable[[str], str] | None = tool_result, side_channel: str | None = None,
+                engine: str = "auto") -> SessionOutcome:
+    """One scripted session (audio (N,) float32 at 16 kHz), closed loop; `side_channel` places transcription
+    segments (docs/design.md §4)."""
+    drafts: list[list[int] | None] = []
     with borrowed_engine(model, engine) as eng:
         sess = DuplexSession(model, protocol, "sl-silence", clock=CostModelClock(_GENEROUS), system=entry["system"],
                              side_channel=side_channel, engine=eng)
-        return _run_scripted(sess, entry, audio, tool_runner)
+        (results,), _ = closed_loop([sess], [split_chunks(audio, entry["n_units"], sess.chunk_samples)],
+                                    tool_runner, after_idle=lambda _, s: drafts.append(s.decoder.last_main))
+    return session_outcome(entry, results, drafts)
 
 
-def _run_scripted(sess: DuplexSession, entry: dict, audio: np.ndarray, tool_runner) -> SessionOutcome:
-    chunks = [audio[i * 16000 : (i + 1) * 16000] for i in range(entry["n_units"])]
-    results: list[UnitResult] = []
-    drafts: list[list[int] | None] = []
-    pending = None
-    for c in chunks:
-        if len(c) < 16000:
-            c = np.pad(c, (0, 16000 - len(c)))
-        sess.prepare()
-        drafts.append(getattr(sess.decoder, "last_main", None))
-        r = sess.step(c, pending)
-        pending = tool_runner(r.tool_call) if r.tool_call else None
-        results.append(r)
+def session_outcome(entry: dict, results: list[UnitResult], drafts: list[list[int] | None]) -> SessionOutcome:
+    """A session's units, silence drafts, and whether its answer and its tool calls were right."""
     out = SessionOutcome(entry["family"], results, entry["units"], drafts=drafts)
     spoken = normalize(" ".join(r.text for r in results if r.decision == "speak"))
     if entry["family"] == "short_qa" and entry.get("answer"):
@@ -197,3 +196,38 @@ def by_minute(outcomes: list[SessionOutcome], units_per_minute: int = 60) -> lis
             minutes.extend([] for _ in range(m + 1 - len(minutes)))
             minutes[m].append(r.decision == u["decision"])
     return [_rate(v) for v in minutes]
+
+
+@dataclass(frozen=True)
+class EvalJob:
+    """How every session of a `ticktock eval` call is run, one entry per task (`bench.workers`): a generous
+    cost-model clock, so an outcome does not depend on what else the machine does."""
+
+    model: str | None
+    base: str | None  # the base model the side channel's behaviour is compared with (None: `model`)
+    device: str
+    side_channel: str | None  # None: off
+    engine: str = "auto"
+    dtype: str = "float32"
+
+    def load(self, device: str) -> tuple[Runtime, Runtime | None]:
+        """(the base runtime, the side-channel runtime or None)."""
+        import torch
+
+        from ..runtime import load_runtime
+
+        dtype = getattr(torch, self.dtype)
+        rt = load_runtime(self.base or self.model, device, dtype)
+        return rt, load_runtime(self.model, device, dtype, side_channel=True) if self.side_channel else None
+
+    def run(self, loaded: tuple[Runtime, Runtime | None], folder: str, entry: dict
+            ) -> tuple[SessionOutcome, SessionOutcome | None]:
+        """(the base's outcome, the side channel's or None) of one session."""
+        from ..scenarios.suites import load_session
+
+        (rt, rt_side), (_, audio) = loaded, load_session(folder, entry)
+        base = run_session(rt.model, rt.protocol, entry, audio, engine=self.engine)
+        if rt_side is None:
+            return base, None
+        return base, run_session(rt_side.model, rt_side.protocol, entry, audio, side_channel=self.side_channel,
+                                 engine=self.engine)

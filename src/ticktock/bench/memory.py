@@ -1,10 +1,11 @@
 """`ticktock memory`: long sessions under each KV eviction policy (docs/design.md §4, §7).
 
-Every long session is replayed closed loop (AR greedy; the model hears its real audio and
+Every long session is replayed closed loop (`runner.closed_loop`: AR greedy; the model hears its real audio and
 its own past outputs; tool calls get the mock tools' results, as in `ticktock eval`) once
 per policy, and scored on memory (peak / final resident slots), what it still knows (the
 side channel's transcript WER, recall questions), time (per-unit work incl. transcription
 and eviction, deadline misses) and behaviour (decisions vs the `none` run, pause takeover).
+`MemoryJob` makes a suite's runs in this process or on workers (`bench.workers`).
 
     runs = run_policy_session(model, protocol, entry, audio, make_policy("a2t", budget=1024), clock)
     summary = summarize(runs_of_a2t, reference=runs_of_none)
@@ -20,15 +21,18 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..bench.replay import split_chunks
 from ..cache.kv import KVCache
 from ..cache.policies import EvictionPolicy
 from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
+from ..runtime import Runtime
+from ..scenarios.word_units import word_units
+from ..scenarios.world import tool_result
 from ..session import Clock, DuplexSession, Timeline, UnitResult
-from ..train.examples import word_units
 from .quality import SessionOutcome, by_minute, score
 from .recall import recall_answers
+from .replay import reference_first
+from .runner import closed_loop, split_chunks
 from .wer import corpus_wer, user_words
 
 SIDE_CHANNELS = ("off", "after_decision", "after_content")
@@ -114,20 +118,14 @@ def run_policy_session(model, protocol: DuplexProtocol, entry: dict, audio: np.n
     with borrowed_engine(model, engine, max_slots) as eng:
         sess = DuplexSession(model, protocol, decoder, clock=clock, system=entry["system"], policy=timed,
                              max_slots=max_slots, engine=eng, **kwargs)
-        return _replay_policy(sess, protocol, entry, audio, timed, clock, tool_runner)
+        (units,), _ = closed_loop([sess], [split_chunks(audio, entry["n_units"], sess.chunk_samples)], tool_runner)
+        return _policy_run(sess, entry, units, timed)
 
 
-def _replay_policy(sess: DuplexSession, protocol: DuplexProtocol, entry: dict, audio: np.ndarray,
-                   timed: TimedPolicy, clock: Clock, tool_runner) -> PolicyRun:
-    units: list[UnitResult] = []
-    pending: str | None = None
-    with torch.no_grad():
-        for chunk in split_chunks(audio, entry["n_units"], sess.chunk_samples):
-            r = sess.step(chunk, pending)
-            units.append(r)
-            pending = tool_runner(r.tool_call) if (r.tool_call and tool_runner) else None
-    evict = timed.seconds if clock.name == "wall" else [0.0] * len(units)
-    timeline = Timeline(protocol.chunk_seconds)
+def _policy_run(sess: DuplexSession, entry: dict, units: list[UnitResult], timed: TimedPolicy) -> PolicyRun:
+    """A session's figures after its last unit: unit times with the evictions in, misses, slots, transcript."""
+    evict = timed.seconds if sess.clock.name == "wall" else [0.0] * len(units)
+    timeline = Timeline(sess.protocol.chunk_seconds)
     for i, r in enumerate(units):  # the eviction after unit i-1 runs before unit i's idle work
         timeline.add(i, r.idle_used + (evict[i - 1] if i else 0.0), r.post_audio)
     unit_seconds = [r.idle_used + r.post_audio + e for r, e in zip(units, evict)]
@@ -196,5 +194,59 @@ def summarize(runs: list[PolicyRun], reference: list[PolicyRun] | None = None, s
 
 def ordered_policies(names: list[str]) -> list[str]:
     """`none` first: every policy is compared with no eviction."""
-    from ..bench.replay import reference_first
     return reference_first(names, "none")
+
+
+@dataclass(frozen=True)
+class MemoryJob:
+    """How every run of a `ticktock memory` call is made, one (policy, entry) per task (`bench.workers`).
+
+    Workers are made for the cost clock: the long suite under four policies is ~29 minutes on a 2-core CPU in
+    one process."""
+
+    model: str | None
+    device: str
+    clock: str
+    profile: str | None  # the cost profile's path (`bench.profiles.profile_for_clock`)
+    side_channel: str  # off | after_decision | after_content
+    asr_share: float
+    decoder: str
+    budget: int
+    oracle: bool = False  # the reference words in place of the side channel's own (`run_policy_session`)
+    engine: str = "auto"
+    dtype: str = "float32"
+
+    def load(self, device: str) -> Runtime:
+        """The model and protocol the runs use (the idle schedule's transcript cap applied with a side channel)."""
+        from ..runtime import load_runtime
+        from .profiles import scheduled_protocol
+
+        rt = load_runtime(self.model, device, getattr(torch, self.dtype), side_channel=self.side_channel != "off")
+        if self.side_channel != "off":
+            rt.protocol = scheduled_protocol(rt.protocol, self.clock, self.profile, device, self.asr_share)
+        return rt
+
+    def run(self, rt: Runtime, folder: str, task: tuple[str, dict]) -> PolicyRun:
+        """One session under one policy, on a fresh clock."""
+        from ..cache.policies import make_policy
+        from ..scenarios.suites import load_session
+        from ..session import make_clock
+
+        name, entry = task
+        _, audio = load_session(folder, entry)
+        return run_policy_session(rt.model, rt.protocol, entry, audio, make_policy(name, budget=self.budget),
+                                  make_clock(self.clock, self.profile, self.device), tool_result,
+                                  self.side_channel, decoder=self.decoder, oracle=self.oracle, engine=self.engine)
+
+
+def policy_tasks(entries: list[dict], policies: list[str]) -> list[tuple[str, dict]]:
+    """`MemoryJob` tasks: every policy of the first entry, then of the next, ..."""
+    return [(name, e) for e in entries for name in policies]
+
+
+def runs_by_policy(tasks: list[tuple[str, dict]], runs: list[PolicyRun]) -> dict[str, list[PolicyRun]]:
+    """{policy: its runs in entry order} of `policy_tasks` and their runs."""
+    out: dict[str, list[PolicyRun]] = {}
+    for (name, _), run in zip(tasks, runs):
+        out.setdefault(name, []).append(run)
+    return out

@@ -1,0 +1,52 @@
+"""The model's streaming audio front: chunk -> audio embeddings, and the silence hypothesis for the next chunk."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from .features import CONTEXT_SAMPLES, chunk_log_mel
+
+if TYPE_CHECKING:  # the model imports nothing from here; only the annotations need it
+    from ..model.duplex import DuplexLM
+
+
+class AudioFrontEnd:
+    """Streaming audio state: chunk -> audio embeddings (E, D), and the silence hypothesis for the next chunk."""
+
+    def __init__(self, model: DuplexLM, chunk_samples: int):
+        self.model, self.chunk_samples = model, chunk_samples
+        acfg = model.cfg.audio
+        self.n_ctx = acfg.context_chunks * acfg.frames_per_chunk
+        self.silence = np.zeros(chunk_samples, dtype=np.float32)
+        self.reset()
+
+    def reset(self) -> None:
+        self.tail = np.zeros(CONTEXT_SAMPLES, dtype=np.float32)
+        sil = chunk_log_mel(self.silence, self.tail)
+        self.mel_ctx = sil.repeat(self.n_ctx // sil.shape[0], 1)  # (C*F, n_mels)
+
+    def _embed(self, chunk: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        mel = chunk_log_mel(chunk, self.tail)
+        return self.model.encode_audio(mel, self.mel_ctx), mel
+
+    @torch.no_grad()
+    def silence_hypothesis(self) -> torch.Tensor:
+        """Embeddings of a silent next chunk with the real left context: (E, D)."""
+        return self._embed(self.silence)[0]
+
+    @torch.no_grad()
+    def push(self, chunk: np.ndarray) -> torch.Tensor:
+        emb, mel = self._embed(chunk)
+        self.tail = chunk[-CONTEXT_SAMPLES:].astype(np.float32)
+        self.mel_ctx = torch.cat([self.mel_ctx, mel])[-self.n_ctx:]
+        return emb
+
+
+def audio_front_end(model: DuplexLM, chunk_samples: int):
+    """The model's streaming audio front (`reset`, `push`, `silence_hypothesis`): a published model's audio
+    tower streams itself (`model.layouts`); ticktock's encoder runs in `AudioFrontEnd`."""
+    streaming = getattr(model.audio, "streaming", None)
+    return streaming(chunk_samples) if streaming is not None else AudioFrontEnd(model, chunk_samples)
