@@ -2,7 +2,7 @@
 
 For each recall question of a suite, the context is what `a2t` leaves at the end of the answer (old units as
 text only, the last 5 whole), with the reference words as the transcript segments (the δ = 0.5 s rule) instead
-of the model's own: `train.memory_data.build_memory_example`, ended at the answer. One teacher-forced forward;
+of the model's own: `train.side_channel.memory_examples.build_memory_example`, ended at the answer. One teacher-forced forward;
 an answer counts when every token of its recall units is the model's argmax. This separates reading from
 memory (this probe) from transcribing into it (`ticktock memory`'s WER) and from the closed loop (its recall).
 `train-long`: N fresh long sessions rendered from unused training seeds with training voices (what the trainer

@@ -1,7 +1,7 @@
 """Which unit transcribes each user word: the side channel's δ rule (docs/design.md §4).
 
 A word is transcribed once `EMISSION_DELAY_S` of audio past its end has arrived. Training targets
-(`train.side_channel_data`) and the oracle transcripts of `ticktock memory` both follow it.
+(`train.side_channel`) and the oracle transcripts of `ticktock memory` both follow it.
 """
 
 from __future__ import annotations
