@@ -4,7 +4,7 @@ Workers render fresh sessions continuously (a fixed set is memorised within
 minutes, docs/design.md §5a; `intake`); the trainer samples batches from a replay buffer of the
 newest examples so the GPU never waits on rendering. The log says how many examples
 the workers made (`made`) and how often each was drawn on average (`draws_per_example`):
-far above 1, examples can be learnt by heart (docs/memory.md, "Recall runs W, X, Y").
+far above 1, examples can be learnt by heart (experiments/LOG.md, recall runs W, X, Y).
 """
 
 from __future__ import annotations

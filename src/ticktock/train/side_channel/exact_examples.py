@@ -4,7 +4,7 @@
 are recomputed without the audio they were written beside. The runtime never does that: their keys and values
 stay as they were computed, with the audio present (`kv_visibility`). A model trained on compacted layouts reads
 facts back in the probe (reference transcripts, compacted: 32 of 41 `long` questions for run L2) and not in the
-loop (6 of 41), and the probe run under the runtime's mask reproduces the loop's answers (docs/memory.md).
+loop (6 of 41), and the probe run under the runtime's mask reproduces the loop's answers (docs/memory.md, the recall probes).
 
 Here the example is the session from its first unit to `u1`, every unit whole, with per-token write and eviction
 times (`kv_write`, `kv_gone`) that the trainer turns into the attention mask: each token sees what `a2t`

@@ -8,8 +8,8 @@ consistent renaming of groceries, names and days (and of a code's digits) throug
 and replies and through the retained units' outputs. Every word the retained units' own transcripts hold
 stays as it is (their audio says it: "at what time do i meet victor?"), so the example stays true to what
 is heard, and the answer changes with the facts it asks about. A renamed example replayed many times can still
-be learnt by heart: it pays where examples are cut faster than they are drawn (`--long-reuse`; docs/memory.md,
-"Recall runs W, X, Y").
+be learnt by heart: it pays where examples are cut faster than they are drawn (the `long` source's `reuse`;
+experiments/LOG.md, recall runs W, X, Y).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """History shuffle: another layout of a memory example's evicted text, so a recall answer must be found, not located.
 
-Run V (docs/memory.md, "Recall run V") read renamed facts off its transcripts in the long sessions it was trained
+Run V (experiments/LOG.md) read renamed facts off its transcripts in the long sessions it was trained
 on (10 of 13 answers) and not in fresh ones (2 of 14): every rendered long session was cut ~50 times per recall
 question, and where each answer lies in that session was learnt while fact swap renamed what lies there. Rendering
 more sessions costs seconds each; relaying the text costs nothing. A session's evicted stretch is a run of

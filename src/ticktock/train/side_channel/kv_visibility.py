@@ -4,7 +4,7 @@ The runtime never re-encodes: after `AcousticToText` evicts a unit's audio, the 
 written while that audio was resident keep their keys and values, computed with it. A memory example laid
 out compacted and run as one causal sequence (`memory_examples`) recomputes those tokens *without* the audio —
 a context the runtime never produces. Training on it taught reading facts back that the closed loop could
-not use (docs/memory.md, "Why the probe and the loop disagree").
+not use (experiments/LOG.md: why the recall probe and the loop disagree).
 
 The exact alternative: lay the session out whole and let token t attend to token s only if s was resident
 when t was written. Writes happen in this order per unit k (`DuplexSession`, after_content and a
