@@ -10,8 +10,9 @@ Per unit t the session does
 Every token is accepted by `decoding.verify`, so any decoder commits exactly what
 autoregressive decoding would (greedy), or the same distribution (sampling).
 Every verdict passes through `UnitRules`, which rule where it is cut (the unit's end; with a
-transcription side channel, `side_channel.py`, a segment's delimiters); a trailing segment is decoded at the start of the next unit's
-idle work (it never delays the response) and filled into the unit's result then.
+transcription side channel, `side_channel.py`, a segment's delimiters). A trailing segment is
+decoded at the start of the next unit's idle work (it never delays the response) and filled
+into the unit's result then.
 The post-audio loop is a generator of forward requests (`unit_steps`): `step` runs it on
 the session's own engine (`drive`), `batch.BatchedSessions` runs several sessions' in
 batched forwards.
@@ -177,10 +178,10 @@ class DuplexSession:
         self.engine.forward(segs, unit=self.index)
         self.committed.history += opening
         used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
-        used += self.decoder.prepare(self.idle_context(), max(0.0, window - used))
+        used += self.decoder.prepare(self._idle_context(), max(0.0, window - used))
         self.prepared = (used, len(self.engine.records) - n0)
 
-    def idle_context(self) -> IdleContext:
+    def _idle_context(self) -> IdleContext:
         """What the decoder's idle work for unit `index` may touch: forks of the cache, forwards at this unit."""
         eng, unit, n0 = self.engine, self.index, len(self.engine.records)
         return IdleContext(
