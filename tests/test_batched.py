@@ -8,6 +8,7 @@ import torch
 from conftest import gate_random_adapter, noise_chunks, random_model, steer_greedy
 from ticktock.bench.replay import BenchSession, replay
 from ticktock.cache.policies import make_policy
+from ticktock.decoding.draft import Draft
 from ticktock.decoding.registry import DECODERS
 from ticktock.engine import BatchedEngine, Engine, ForwardRequest, Segment, batched_forward
 from ticktock.protocol import DuplexProtocol, SlotKind
@@ -52,8 +53,8 @@ def requests(model, protocol) -> list[ForwardRequest]:
         ForwardRequest([Segment(audio, [int(SlotKind.AUDIO)] * 10), ids(protocol, "sunny", SlotKind.TOOL_RESULT),
                         ids(protocol, "one two", SlotKind.ASR)], unit=1),
         # one token + a draft tree: two branches of two nodes
-        ForwardRequest([ids(protocol, "okay")], unit=1, tree_tokens=[5, 7, 9, 11], tree_parents=[-1, 0, -1, 2],
-                       tree_kinds=[int(SlotKind.TEXT), int(SlotKind.ASR), int(SlotKind.TEXT), int(SlotKind.TEXT)]),
+        ForwardRequest([ids(protocol, "okay")], unit=1, draft=Draft([5, 7, 9, 11], [-1, 0, -1, 2]),
+                       draft_kinds=[int(SlotKind.TEXT), int(SlotKind.ASR), int(SlotKind.TEXT), int(SlotKind.TEXT)]),
         # a few linear tokens, causal
         ForwardRequest([ids(protocol, "the weather in oslo")], unit=1),
     ]
@@ -79,7 +80,7 @@ def test_batched_forward_equals_per_session_forwards(protocol, variant):
         gate_random_adapter(model, seed=2)
     solo, batch = twin_engines(model, protocol, SYSTEMS)
     reqs = requests(model, protocol)
-    want = [e.forward(r.linear, r.unit, r.tree_tokens, r.tree_parents, r.tree_kinds) for e, r in zip(solo, reqs)]
+    want = [e.forward(r.linear, r.unit, r.draft, r.draft_kinds) for e, r in zip(solo, reqs)]
     got = batched_forward(model, [e.cache for e in batch], reqs)
     assert [g.shape for g in got] == [w.shape for w in want] == [(1, protocol.vocab_size), (5, protocol.vocab_size),
                                                                  (1, protocol.vocab_size)]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ticktock.decoding.base import AutoregressiveDecoder
+from ticktock.decoding.idle import IdleContext
 from ticktock.decoding.registry import DECODERS
-from ticktock.protocol import DuplexProtocol
+from ticktock.protocol import DuplexProtocol, SlotKind
 from ticktock.session import CostModelClock, DuplexSession
 
 from conftest import gate_random_adapter, noise_chunks, random_model, steer_greedy
@@ -57,6 +59,34 @@ def test_greedy_lossless_with_side_channel(protocol, name, placement, gated):
     assert [r.sequence for r in got] == [r.sequence for r in ar]
     for a, g in zip(ar, got):
         assert g.forwards <= a.forwards, f"unit {a.index}: {name} used more post-audio forwards than ar"
+
+
+class IdleProbe(AutoregressiveDecoder):
+    """Idle work through the context alone: the silence hypothesis and one token on a fork."""
+
+    def __init__(self):
+        self.seen: list[tuple] = []
+
+    def prepare(self, ctx: IdleContext, window: float) -> float:
+        before = (ctx.cache.length, ctx.cache.next_pos)
+        with ctx.fork():
+            ctx.forward_ids([int(ctx.forward_silence().argmax())], SlotKind.TEXT)
+            grown = ctx.cache.length
+        self.seen.append((ctx.unit, before, grown, (ctx.cache.length, ctx.cache.next_pos)))
+        return ctx.seconds()
+
+
+def test_idle_work_runs_on_a_fork_of_the_unit_about_to_be_decoded(protocol):
+    """`prepare(ctx, window)`: forwards at unit `ctx.unit`, timed by the context, gone from the cache after the fork."""
+    model = random_model(3, protocol.vocab_size)
+    chunks = noise_chunks(3, 3)
+    probe = IdleProbe()
+    got = run(model, protocol, probe, chunks)
+    assert [r.tokens for r in got] == [r.tokens for r in run(model, protocol, "ar", chunks)]
+    assert [u for u, *_ in probe.seen] == [0, 1, 2]
+    for _, before, grown, after in probe.seen:
+        assert after == before and grown > before[0]
+    assert all(r.idle_forwards == 3 and r.idle_used == pytest.approx(0.090) for r in got)  # `<unit>` + the probe's 2
 
 
 def test_sl_all_accepted_when_audio_is_ignored(protocol):

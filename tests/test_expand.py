@@ -12,6 +12,7 @@ import torch
 
 from ticktock.audio import load_audio, split_chunks
 from ticktock.cli import main
+from ticktock.decoding.draft import Draft
 from ticktock.decoding.registry import DECODERS
 from ticktock.engine import Engine, Segment
 from ticktock.model import DEFAULT_MODEL, DecoderConfig, ModelConfig, load_model, preset
@@ -56,7 +57,7 @@ def mixed_logits(model) -> torch.Tensor:
     eng = Engine(model)
     first = eng.forward([Segment(ids[:12], [0] * 12), Segment(model.encode_audio(mel, context), [1] * 10),
                          Segment(ids[12:20], [0] * 8)], unit=0)
-    tree = eng.forward([Segment(ids[20:], [0] * 4)], unit=1, tree_tokens=[5, 6, 7], tree_parents=[-1, 0, 0])
+    tree = eng.forward([Segment(ids[20:], [0] * 4)], unit=1, draft=Draft([5, 6, 7], [-1, 0, 0]))
     return torch.cat([first, tree])
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from ticktock.decoding.draft import Draft
 from ticktock.engine import Engine, Segment
 from ticktock.engine.fast import BUCKETS, FastEngine, length_bucket, query_bucket
 from ticktock.model import DuplexLM, preset
@@ -106,13 +107,13 @@ def test_fast_equals_eager_through_cache_verbs(pair):
     # a draft tree, then keep one branch (not a prefix: data moves)
     start = p.eager.cache.length + 1
     parents = [-1, 0, 0, 1, 2, -1, 5]
-    p.forward([seg(p.ids(1))], unit=1, tree_tokens=p.ids(7).tolist(), tree_parents=parents)
+    p.forward([seg(p.ids(1))], unit=1, draft=Draft(p.ids(7).tolist(), parents))
     p.both("commit_path", start, [start + 5, start + 6])
     p.forward([seg(p.ids(1))], unit=1)
 
     # snapshot / draft / restore, then truncate
     snap = p.eager.cache.snapshot()
-    p.forward([seg(p.ids(2))], unit=2, tree_tokens=p.ids(3).tolist(), tree_parents=[-1, 0, -1])
+    p.forward([seg(p.ids(2))], unit=2, draft=Draft(p.ids(3).tolist(), [-1, 0, -1]))
     p.both("restore", snap)
     p.forward([seg(p.ids(5))], unit=2)
     p.both("truncate", p.eager.cache.length - 3)

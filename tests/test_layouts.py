@@ -30,6 +30,7 @@ from transformers.models.whisper.modeling_whisper import WhisperEncoder  # noqa:
 from ticktock.audio.whisper_mel import (  # noqa: E402
     MelFloor, WhisperMelStream, normalise, unit_log10_mel, whisper_log_mel)
 from ticktock.cache.policies import POLICIES, make_policy  # noqa: E402
+from ticktock.decoding.draft import Draft  # noqa: E402
 from ticktock.decoding.registry import DECODERS  # noqa: E402
 from ticktock.engine import Engine, FastEngine, Segment  # noqa: E402
 from ticktock.model.decoder import apply_rope, rope_cos_sin  # noqa: E402
@@ -272,7 +273,7 @@ def test_thinker_logits_equal_transformers(omni):
         got = eng.forward([Segment(torch.tensor(pre + [ids["<|audio_bos|>"]]), [0] * (len(pre) + 1)),
                            Segment(audio, [2] * 50),
                            Segment(torch.tensor([ids["<|audio_eos|>"]] + post), [4] * (1 + len(post)))],
-                          unit=0, tree_tokens=[3, 4], tree_parents=[-1, 0])
+                          unit=0, draft=Draft([3, 4], [-1, 0]))
         full = ours.lm.logits(ours.lm(ours.embed_segments([torch.tensor(pre + [ids["<|audio_bos|>"]]), audio,
                                                             torch.tensor([ids["<|audio_eos|>"]] + post)]),
                                       torch.arange(len(seq))[None]))[0]
@@ -368,8 +369,8 @@ def test_fast_engine_static_path_on_minicpm(minicpm):
     for segs in ([Segment(torch.randint(0, 300, (13,), generator=g), [0] * 13)],
                  [Segment(torch.tensor([5]), [1]), Segment(audio, [2] * 10)],
                  [Segment(torch.tensor([9]), [4])]):
-        a, b = eager.forward(segs, unit=0, tree_tokens=[3, 4, 5], tree_parents=[-1, 0, -1]), \
-            fast.forward(segs, unit=0, tree_tokens=[3, 4, 5], tree_parents=[-1, 0, -1])
+        draft = Draft([3, 4, 5], [-1, 0, -1])
+        a, b = eager.forward(segs, unit=0, draft=draft), fast.forward(segs, unit=0, draft=draft)
         torch.testing.assert_close(b, a, atol=1e-4, rtol=0)
     assert fast.fast_forwards == 3
 
@@ -488,7 +489,7 @@ def test_sessions_lay_units_out_as_the_protocol_says(ar_runs):
     model, p, tools, chunks, _ = ar_runs["minicpm-o"]
     sess = DuplexSession(model, p, "ar", clock=CostModelClock(PROFILE))
     sess.run(chunks[:3])
-    h = sess.history
+    h = sess.committed.history
     assert h.count(p.id("unit")) == 3 and h.count(p.id("unit_end")) == 2  # `</unit>` closes every unit but the open one
     assert all(h[i + 1] == p.id("unit") for i, t in enumerate(h) if t == p.id("unit_end"))
     model, q, tools, chunks, _ = ar_runs["qwen2.5-omni-thinker"]

@@ -265,8 +265,8 @@ def test_compacted_cache_attends_like_a_recompute_over_survivors(runs, biased_mo
     extra, plain, snap = FeedLog(), lm.forward, cache.snapshot()
     lm.forward = extra.wrap(plain)
     try:
-        ids = sess.pending + [short_protocol.id("unit")]
-        kinds = list(sess.pending_kinds) + [int(K.UNIT_MARKER)]
+        ids = sess.committed.pending + [short_protocol.id("unit")]
+        kinds = list(sess.committed.pending_kinds) + [int(K.UNIT_MARKER)]
         got = sess.engine.forward([Segment(torch.tensor(ids), kinds)], unit=sess.index)[0]  # (V,)
     finally:
         lm.forward = plain

@@ -7,7 +7,9 @@ import pytest
 
 from ticktock.protocol import DuplexProtocol, SlotKind
 from ticktock.session import CostModelClock, DuplexSession
+from ticktock.decoding.verify import Verdict, cut_verdict
 from ticktock.session.reference import reference_greedy
+from ticktock.session.side_channel import UnitRules
 
 from conftest import gate_random_adapter, noise_chunks, random_model, steer_greedy
 
@@ -172,6 +174,19 @@ def test_side_channel_ledger_kinds(asr_protocol):
     assert kinds.count(int(SlotKind.ASR_MARK)) == 2 * len(segs)
     assert kinds.count(int(SlotKind.ASR)) == sum(
         r.sequence.index(p.id("asr_end")) - r.sequence.index(p.id("asr_start")) - 1 for r in segs)
+
+
+def test_rules_cut_a_verdict_where_a_segment_is_force_closed(asr_protocol):
+    """The rules never edit a verdict: they rule where it stops and which token ends it, `cut_verdict` applies it."""
+    p = DuplexProtocol(asr_protocol.tokenizer, max_unit_tokens=24, max_asr_tokens=2)
+    words = [t for t in p.encode("the weather in oslo is sunny") if t not in p.control_ids][:3]
+    tokens = [p.id("speak"), p.id("asr_start"), *words, p.id("listen")]
+    verdict = Verdict(list(range(len(tokens) - 1)), tokens)
+    ruling = UnitRules(p, "after_decision").rule(tokens, tokens)
+    assert (ruling.n, ruling.last, ruling.in_segment) == (5, p.id("asr_end"), True)  # the third word would overflow
+    assert ruling.kinds == [int(k) for k in (SlotKind.DECISION, SlotKind.ASR_MARK, SlotKind.ASR, SlotKind.ASR,
+                                             SlotKind.ASR_MARK)]
+    assert cut_verdict(verdict, ruling.n, ruling.last) == Verdict([0, 1, 2, 3], tokens[:4] + [p.id("asr_end")])
 
 
 def test_side_channel_with_sampling_keeps_segments_well_formed(asr_protocol):

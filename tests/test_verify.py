@@ -24,7 +24,7 @@ from ticktock.decoding import (
     verify_greedy,
     verify_sampling,
 )
-from ticktock.decoding.verify import residual
+from ticktock.decoding.verify import Verdict, cut_verdict, residual
 
 V = 16
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
@@ -224,6 +224,15 @@ def test_max_tokens(cap):
     g = torch.Generator().manual_seed(0)
     v = verify_sampling(d, logits, 1.0, g, max_tokens=cap)
     assert 1 <= len(v.tokens) <= cap and v.tokens[:-1] == cont[: len(v.tokens) - 1]
+
+
+def test_cut_verdict_keeps_a_prefix_and_ends_with_the_ruled_token():
+    v = Verdict([0, 1, 2], [10, 11, 12, 13])
+    assert cut_verdict(v, 4, 13) == v
+    assert cut_verdict(v, 2, 11) == Verdict([0], [10, 11])  # stop here: 11 becomes the bonus token, node 1 is dropped
+    assert cut_verdict(v, 3, 99) == Verdict([0, 1], [10, 11, 99])  # a forced token in place of the model's 12
+    with pytest.raises(AssertionError, match="n must be"):
+        cut_verdict(v, 0, 10)
 
 
 def test_zero_temperature_is_greedy():

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from .. import __version__
+from ..decoding.draft import Draft
 from ..engine import Engine, Segment
 from ..engine.fast import FastEngine, query_bucket
 from ..model import DuplexLM, ModelConfig, preset
@@ -146,16 +147,16 @@ def forward_calls(engine: Engine, context: int, n: int, gen: torch.Generator) ->
     """Two callables at `context` resident slots: an n-token chain forward and the same n tokens as a
     draft tree (None for n = 1); each rolls the cache back to `context` afterwards."""
     cache = engine.cache
-    ids = torch.randint(0, engine.model.cfg.decoder.vocab_size, (n,), generator=gen)
+    ids = torch.randperm(engine.model.cfg.decoder.vocab_size, generator=gen)[:n]  # distinct: a draft's siblings differ
     text = int(SlotKind.TEXT)
+    draft = Draft(ids[1:].tolist(), binary_tree(n - 1))
 
     def chain():
         engine.forward([Segment(ids, [text] * n)], unit=1)
         cache.truncate(context)
 
     def tree():
-        engine.forward([Segment(ids[:1], [text])], unit=1, tree_tokens=ids[1:].tolist(),
-                       tree_parents=binary_tree(n - 1), tree_kinds=[text] * (n - 1))
+        engine.forward([Segment(ids[:1], [text])], unit=1, draft=draft, draft_kinds=[text] * (n - 1))
         cache.truncate(context)
 
     return chain, (tree if n > 1 else None)

@@ -1,4 +1,8 @@
-"""The `Decoder` interface: propose a draft, learn from the verdict (docs/design.md §6).
+"""The `Decoder` interface: propose a draft, learn from the verdict, work in the idle window (docs/design.md §6).
+
+Before a unit's audio arrives::
+
+    used = decoder.prepare(ctx, window)                # idle work on an `IdleContext`; seconds used
 
 The engine's step, for every decoder::
 
@@ -19,6 +23,7 @@ from typing import ClassVar
 from torch import Tensor
 
 from ticktock.decoding.draft import Draft
+from ticktock.decoding.idle import IdleContext
 from ticktock.decoding.verify import Verdict
 
 
@@ -27,6 +32,14 @@ class Decoder(ABC):
 
     def reset(self) -> None:
         """Forget everything session-specific (a new session starts)."""
+
+    def prepare(self, ctx: IdleContext, window: float) -> float:
+        """Idle work for unit ``ctx.unit`` before its audio arrives; returns the seconds it used.
+
+        ``window``: idle seconds left. Work past it is allowed but counts into the unit's latency.
+        Default: none.
+        """
+        return 0.0
 
     @abstractmethod
     def propose(self, history: list[int], max_len: int) -> Draft | None:

@@ -24,16 +24,16 @@ main draft's least certain positions (beyond the paper; `MarginBranching`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import torch
 from torch import Tensor
 
-from ..engine import Segment
 from ..protocol import SlotKind
 from .base import Decoder
 from .draft import Draft
 from .hypothesis_pool import HypothesisPool
+from .idle import IdleContext
 from .verify import Verdict
 
 
@@ -55,28 +55,23 @@ class SpeculativeListening(Decoder):
 
     # ------------------------------------------------------------ idle window
     @torch.no_grad()
-    def prepare(self, session, window: float) -> float:
-        """Draft unit `session.index` under the silence hypothesis; returns idle seconds used."""
-        eng, proto = session.engine, session.protocol
-        cache = eng.cache
-        snap = cache.snapshot()
-        n0 = len(eng.records)
-        a_sil = session.front.silence_hypothesis()
-        spent = lambda: sum(r.seconds for r in eng.records[n0:])  # noqa: E731
-        root = eng.forward(session.audio_segments(a_sil), unit=session.index)[-1]
-        ranked = root.topk(min(self.branches, root.numel())).indices.tolist()
-        after_audio = cache.length
+    def prepare(self, ctx: IdleContext, window: float) -> float:
+        """Draft unit `ctx.unit` under the silence hypothesis; returns idle seconds used."""
+        proto, cache = ctx.protocol, ctx.cache
+        time_left = lambda: ctx.seconds() < window  # noqa: E731
         chains: list[list[int]] = []
         branches: list[list[int]] = []
-        time_left = lambda: spent() < window  # noqa: E731
-        for first in ranked:
-            if chains and not time_left():
-                break
-            cache.truncate(after_audio)
-            chains.append(self._greedy(session, first, time_left))
-            if len(chains) == 1:  # while the fork still holds the main draft
-                branches = self._branch(session, chains[0], self.margins, after_audio, time_left)
-        cache.restore(snap)
+        with ctx.fork():
+            root = ctx.forward_silence()
+            ranked = root.topk(min(self.branches, root.numel())).indices.tolist()
+            after_audio = cache.length
+            for first in ranked:
+                if chains and not time_left():
+                    break
+                cache.truncate(after_audio)
+                chains.append(self._greedy(ctx, first, time_left))
+                if len(chains) == 1:  # while the fork still holds the main draft
+                    branches = self._branch(ctx, chains[0], self.margins, after_audio, time_left)
         unit = proto.id("unit")
         for c in chains + branches:
             self.pool.add([unit, *c])
@@ -86,22 +81,21 @@ class SpeculativeListening(Decoder):
         self.last_main = main if main and proto.is_unit_end(main[-1], len(main)) else None
         drafts = [Draft.chain(c, source=lab) for c, lab in zip(chains + branches, labels)]
         self.first = Draft.merge(*drafts) if drafts else None
-        return spent()
+        return ctx.seconds()
 
-    def _greedy(self, session, first: int, time_left, prefix: list[int] = ()) -> list[int]:
+    def _greedy(self, ctx: IdleContext, first: int, time_left: Callable[[], bool], prefix: list[int] = ()) -> list[int]:
         """Greedy continuation of `prefix + [first]` on the fork (whose cache holds `prefix`) until the
         unit would end or time runs out. Records each drafted position's top-2 margin in `self.margins`."""
-        eng, proto = session.engine, session.protocol
         out = [*prefix, first]
         self.margins = {}
-        while not proto.is_unit_end(out[-1], len(out)) and time_left():
-            logits = eng.forward([Segment(torch.tensor(out[-1:]), [int(SlotKind.TEXT)])], unit=session.index)
-            top = logits[-1].topk(2)
+        while not ctx.protocol.is_unit_end(out[-1], len(out)) and time_left():
+            top = ctx.forward_ids(out[-1:], SlotKind.TEXT).topk(2)
             self.margins[len(out)] = (float(top.values[0] - top.values[1]), int(top.indices[1]))
             out.append(int(top.indices[0]))
         return out
 
-    def _branch(self, session, main: list[int], margins: dict, after_audio: int, time_left) -> list[list[int]]:
+    def _branch(self, ctx: IdleContext, main: list[int], margins: dict, after_audio: int,
+                time_left: Callable[[], bool]) -> list[list[int]]:
         """Alternative chains at the main draft's least certain positions (none in the paper's `sl`).
 
         margins: position i of `main` -> (top-2 logit margin there, the runner-up token); the fork's
@@ -140,15 +134,15 @@ class MarginBranching(SpeculativeListening):
     max_margin: float = 2.0
     max_nodes: int = 64
 
-    def _branch(self, session, main, margins, after_audio, time_left):
-        cache, out, nodes = session.engine.cache, [], len(main) + 1
+    def _branch(self, ctx, main, margins, after_audio, time_left):
+        cache, out, nodes = ctx.cache, [], len(main) + 1
         weak = sorted((m, i, alt) for i, (m, alt) in margins.items() if m < self.max_margin)[: self.max_branches]
         # latest position first: a branch at i rewrites the fork past main[:i], which earlier ones keep
         for _, i, alt in sorted(weak, key=lambda w: -w[1]):
             if not time_left() or nodes + len(main) - i > self.max_nodes:
                 break
             cache.truncate(after_audio + i)  # the fork holds main[:i]; feed the alternative next
-            chain = self._greedy(session, alt, time_left, prefix=main[:i])
+            chain = self._greedy(ctx, alt, time_left, prefix=main[:i])
             nodes += len(chain) - i
             out.append(chain)
         return out

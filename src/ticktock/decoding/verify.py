@@ -29,6 +29,10 @@ about ``probs``:
 
 ``max_tokens`` caps the committed tokens: the walk stops after ``max_tokens - 1``
 accepted nodes and commits a fresh draw (argmax / sample of the untouched ``p``) there.
+
+A rule above decoding (a unit's end, a transcription segment's delimiters) never edits a
+verdict's tokens itself: it rules how many stand and which token ends them, and
+``cut_verdict`` applies that.
 """
 
 from __future__ import annotations
@@ -114,6 +118,13 @@ def verify_sampling(
             return Verdict(accepted, [tokens[i] for i in accepted] + [last])
         accepted.append(nxt)
         node = nxt
+
+
+def cut_verdict(verdict: Verdict, n: int, last: int) -> Verdict:
+    """``verdict`` cut to its first ``n`` tokens, the n-th committed as ``last`` (its own token, or one a rule
+    forces there): the first ``n - 1`` keep their accepted draft nodes, ``last`` is the new bonus token."""
+    assert 1 <= n <= len(verdict.tokens), f"cut: n must be in [1, {len(verdict.tokens)}], got {n}"
+    return Verdict(verdict.accepted[: n - 1], verdict.tokens[: n - 1] + [last])
 
 
 def residual(p: Tensor, q: Tensor) -> Tensor:

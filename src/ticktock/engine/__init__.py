@@ -17,7 +17,7 @@ from typing import Callable, Union
 
 from ..model.duplex import DuplexLM
 from .batched import BatchedEngine, BatchRecord, batched_forward
-from .eager import Engine, ForwardRecord, ForwardRequest, Segment, forward_inputs, tree_structure
+from .eager import Engine, ForwardRecord, ForwardRequest, Segment, forward_inputs
 from .fast import FastEngine
 from .pool import EnginePool, borrowed_engine, engine_pool
 
@@ -51,4 +51,4 @@ def resolve_engine(choice: EngineChoice, model: DuplexLM, max_slots: int) -> Eng
 
 __all__ = ["BatchRecord", "BatchedEngine", "ForwardRequest", "batched_forward", "forward_inputs",
            "ENGINES", "Engine", "EngineChoice", "EngineFactory", "EnginePool", "FastEngine", "borrowed_engine", "engine_pool", "ForwardRecord", "Segment",
-           "make_engine", "resolve_engine", "tree_structure"]
+           "make_engine", "resolve_engine"]

@@ -1,6 +1,6 @@
 """Batched forwards across sessions: one forward for several sessions, each on its own KV cache.
 
-Every session brings its own `ForwardRequest` (linear segments + an optional draft tree, what
+Every session brings its own `ForwardRequest` (linear segments + an optional `Draft`, what
 `Engine.forward` takes) and its own `KVCache`. The new rows of all sessions are concatenated along
 the token axis for everything position-wise — embeddings, RMSNorm, the q/k/v and o projections,
 the MLP, the final norm, the LM head — so each weight is read once for the whole batch (the point of
@@ -84,8 +84,7 @@ def batched_forward(model: DuplexLM, caches: Sequence[KVCache], requests: Sequen
     xs, positions, kinds_all = [], [], []
     start = 0
     for cache, req in zip(caches, requests):
-        segs, kinds, pos, new_mask = forward_inputs(req.linear, cache.next_pos, req.tree_tokens or [],
-                                                    req.tree_parents or [], req.tree_kinds)
+        segs, kinds, pos, new_mask = forward_inputs(req, cache.next_pos)
         n, n_lin = pos.numel(), sum(len(s) for s in req.linear)
         if new_mask is None:
             new_mask = torch.ones(n, n, dtype=torch.bool).tril()

@@ -1,7 +1,7 @@
 """The engine's fast GPU path: static shapes and one CUDA graph per (query bucket, cache-length bucket).
 
-`FastEngine` is an `Engine` with the same `forward` (linear segments + optional draft
-tree -> logits (1 + n_nodes, V)) and the same `KVCache`; only how a forward runs differs.
+`FastEngine` is an `Engine` with the same `forward` (linear segments + an optional `Draft`
+-> logits (1 + n_nodes, V)) and the same `KVCache`; only how a forward runs differs.
 
     eng = FastEngine(model, max_slots=8192)        # graphs when the model is on CUDA, eager otherwise
     logits = eng.forward([Segment(ids, kinds)], unit=0)
@@ -50,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from .eager import Engine, Segment, forward_inputs
+from .eager import Engine, ForwardRequest, Segment, forward_inputs
 from ..model.decoder import rope_cos_sin
 from ..model.duplex import DuplexLM
 
@@ -191,20 +191,20 @@ class FastEngine(Engine):
     def uses_graphs(self) -> bool:
         return self.mode == "graph" or (self.mode == "auto" and self.model.device.type == "cuda")
 
-    def _forward(self, linear, unit, tree_tokens, tree_parents, tree_kinds):
-        n_lin = sum(len(s) for s in linear)
-        t = n_lin + len(tree_tokens)
+    def _forward(self, req: ForwardRequest) -> torch.Tensor:
+        n_lin = sum(len(s) for s in req.linear)
+        t = req.new_tokens
         tb = query_bucket(t, self.buckets)
         cache = self.cache
         # packed weights carry no per-token adapter: a model with a segment-gated one runs eager
         if self.gated or not self.uses_static or n_lin < 1 or tb is None or cache.length + tb > cache.max_slots:
-            return super()._forward(linear, unit, tree_tokens, tree_parents, tree_kinds)
+            return super()._forward(req)
         self._ensure_ready()
         start, base = cache.length, cache.next_pos
-        segs, kinds, pos, mask = forward_inputs(linear, base, tree_tokens, tree_parents, tree_kinds)
+        segs, kinds, pos, mask = forward_inputs(req, base)
         anc = None if mask is None else mask[n_lin:, n_lin:]  # the tree nodes' ancestor-or-self mask
         self._stage(tb, start, segs, pos, n_lin, anc)
-        cache.reserve(pos, unit, kinds)
+        cache.reserve(pos, req.unit, kinds)
         hidden = self._run(tb, length_bucket(start + tb, cache.max_slots))
         self.fast_forwards += 1
         return self.model.lm.logits(hidden[0, n_lin - 1:t])

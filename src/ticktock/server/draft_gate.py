@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..decoding.base import Decoder
+from ..decoding.idle import IdleContext
 from ..decoding.registry import make_decoder
 
 MIN_DRAFT_WINDOW = 0.03  # seconds; about the entry cost of a silence-hypothesis draft of ticktock-tiny on one CPU core
@@ -26,12 +27,12 @@ class DraftGate(Decoder):
         self.inner, self.min_window = inner, min_window
         self.drafted = self.skipped = 0
 
-    def prepare(self, session, window: float) -> float:
+    def prepare(self, ctx: IdleContext, window: float) -> float:
         if window < self.min_window:
             self.skipped += 1
             return 0.0
         self.drafted += 1
-        return self.inner.prepare(session, window)
+        return self.inner.prepare(ctx, window)
 
     def reset(self) -> None:
         self.inner.reset()
@@ -49,6 +50,7 @@ class DraftGate(Decoder):
 
 
 def live_decoder(name: str, min_window: float = MIN_DRAFT_WINDOW) -> Decoder:
-    """The decoder `name`, gated if it drafts in the idle window (decoders without `prepare` are returned as is)."""
+    """The decoder `name`, gated if it works in the idle window (decoders that keep `Decoder.prepare`'s
+    default are returned as is)."""
     dec = make_decoder(name)
-    return DraftGate(dec, min_window) if hasattr(dec, "prepare") else dec
+    return DraftGate(dec, min_window) if type(dec).prepare is not Decoder.prepare else dec

@@ -2,15 +2,17 @@
 
 Per unit t the session does
   * idle work (`prepare`, before chunk t arrives): prefill the previous unit's
-    last token and the `<unit>` marker; let the decoder draft (Speculative Listening);
+    last token and the `<unit>` marker; let the decoder work on an `IdleContext`
+    (Speculative Listening drafts there);
   * post-audio work (`step`): one forward over the chunk's audio embeddings
     (+ tool result) carrying the decoder's draft, then verify-and-continue until
     the unit ends (`<|listen|>`, a terminator, or the unit's token cap).
 Every token is accepted by `decoding.verify`, so any decoder commits exactly what
 autoregressive decoding would (greedy), or the same distribution (sampling).
-With a transcription side channel (`side_channel.py`) the unit's tokens also pass
-through `UnitRules`; a trailing segment is decoded at the start of the next unit's
-idle work (it never delays the response) and filled into the unit's result then.
+Every verdict passes through `UnitRules`, which rule where it is cut (the unit's end; with a
+transcription side channel, `side_channel.py`, a segment's delimiters). A trailing segment is
+decoded at the start of the next unit's idle work (it never delays the response) and filled
+into the unit's result then.
 The post-audio loop is a generator of forward requests (`unit_steps`): `step` runs it on
 the session's own engine (`drive`), `batch.BatchedSessions` runs several sessions' in
 batched forwards.
@@ -29,12 +31,14 @@ from ..audio.front_end import audio_front_end
 from ..cache.policies import EvictionPolicy, NoEviction
 from ..decoding.base import Decoder
 from ..decoding.draft import Draft
+from ..decoding.idle import IdleContext
 from ..decoding.registry import make_decoder
-from ..decoding.verify import Verdict, verify_greedy, verify_sampling
+from ..decoding.verify import Verdict, cut_verdict, verify_greedy, verify_sampling
 from ..engine import Engine, EngineChoice, ForwardRequest, Segment, resolve_engine
 from ..model.duplex import DuplexLM
 from ..protocol import DuplexProtocol, SlotKind
 from .clock import Clock, WallClock
+from .committed import Committed
 from .result import UnitResult
 from .side_channel import UnitRules, decode_slack_segment, side_channel_placement, write_slack_segment
 from .timeline import Timeline
@@ -53,7 +57,7 @@ def drive(steps: Generator[ForwardRequest, torch.Tensor, object], engine: Engine
             req = steps.send(logits)
         except StopIteration as stop:
             return stop.value
-        logits = engine.forward(req.linear, req.unit, req.tree_tokens, req.tree_parents, req.tree_kinds)
+        logits = engine.forward(req.linear, req.unit, req.draft, req.draft_kinds)
 
 
 def top2_margins(logits: torch.Tensor, rows: list[int]) -> list[float]:
@@ -102,14 +106,12 @@ class DuplexSession:
         self.decoder.reset()
         self.timeline = Timeline(self.protocol.chunk_seconds)
         self.index = 0
-        self.history: list[int] = []  # committed non-audio tokens, for decoders that look up n-grams
-        self.pending: list[int] = []  # committed tokens not yet in the KV cache
-        self.pending_kinds: list[int] = []  # their ledger kinds
+        self.committed = Committed()
         self.slack_due: UnitResult | None = None  # a unit whose trailing segment is still to decode
         self.prepared: tuple[float, int] | None = None  # (idle seconds, idle forwards) for the next unit
         ids = self.protocol.prefix_ids(self.system)
         self.engine.forward([self.ids_segment(ids, SlotKind.PREFIX)], unit=-1)
-        self.history += ids
+        self.committed.history += ids
 
     def ids_segment(self, ids: list[int], kind: SlotKind) -> Segment:
         return Segment(torch.tensor(ids, dtype=torch.long), [int(kind)] * len(ids))
@@ -122,7 +124,7 @@ class DuplexSession:
 
     # ------------------------------------------------------------ idle work
     def prepare(self, window: float | None = None) -> None:
-        """Idle work for the next unit, before its audio arrives: prefill, then let the decoder draft.
+        """Idle work for the next unit, before its audio arrives: prefill, then the decoder's (`Decoder.prepare`).
 
         window: idle seconds available (default: from the replay timeline).
         """
@@ -133,18 +135,21 @@ class DuplexSession:
         n0 = len(self.engine.records)
         self.flush()
         opening = self.protocol.unit_open_ids(self.index)  # `<unit>` (after `</unit>` where the protocol has one)
-        segs = []
-        if self.pending:
-            segs.append(Segment(torch.tensor(self.pending), list(self.pending_kinds)))
-        segs.append(self.ids_segment(opening, SlotKind.UNIT_MARKER))
+        segs = self.committed.take_pending() + [self.ids_segment(opening, SlotKind.UNIT_MARKER)]
         self.engine.forward(segs, unit=self.index)
-        self.history += opening
-        self.pending, self.pending_kinds = [], []
+        self.committed.history += opening
         used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
-        prepare = getattr(self.decoder, "prepare", None)
-        if prepare is not None:
-            used += prepare(self, max(0.0, window - used))
+        used += self.decoder.prepare(self._idle_context(), max(0.0, window - used))
         self.prepared = (used, len(self.engine.records) - n0)
+
+    def _idle_context(self) -> IdleContext:
+        """What the decoder's idle work for unit `index` may touch: forks of the cache, forwards at this unit."""
+        eng, unit, n0 = self.engine, self.index, len(self.engine.records)
+        return IdleContext(
+            unit, self.protocol, eng.cache,
+            forward_silence=lambda: eng.forward(self.audio_segments(self.front.silence_hypothesis()), unit)[-1],
+            forward_ids=lambda ids, kind: eng.forward([self.ids_segment(ids, kind)], unit)[-1],
+            seconds=lambda: sum(r.seconds for r in eng.records[n0:]))
 
     def flush(self) -> None:
         """Decode the last unit's trailing side-channel segment now, if one is due (at a session's end)."""
@@ -152,9 +157,10 @@ class DuplexSession:
             return
         res, self.slack_due = self.slack_due, None
         if self.oracle is None:
-            seg = decode_slack_segment(self, res.index)
+            seg = decode_slack_segment(self.engine, self.protocol, self.committed, res.index)
         else:
-            seg = write_slack_segment(self, res.index, self.oracle[res.index] if res.index < len(self.oracle) else "")
+            words = self.oracle[res.index] if res.index < len(self.oracle) else ""
+            seg = write_slack_segment(self.engine, self.protocol, self.committed, res.index, words)
         res.slack_tokens = seg.tokens
         res.asr_forwards, res.asr_seconds = seg.forwards, seg.seconds
         if seg.tokens:
@@ -191,7 +197,7 @@ class DuplexSession:
         if tool_result is not None:
             ids = self.protocol.tool_result_ids(tool_result)
             linear.append(self.ids_segment(ids, SlotKind.TOOL_RESULT))
-            self.history += ids
+            self.committed.history += ids
         res, rules = yield from self._decode_unit(linear)
         post = enc + sum(r.seconds for r in self.engine.records[n_rec:])
         timing = self.timeline.add(self.index, idle_used, post)
@@ -207,45 +213,43 @@ class DuplexSession:
 
     def _decode_unit(self, linear: list[Segment]
                      ) -> Generator[ForwardRequest, torch.Tensor, tuple[UnitResult, UnitRules]]:
-        cache = self.engine.cache
+        cache, history = self.engine.cache, self.committed.history
         rules = UnitRules(self.protocol, self.side_channel, sampling=self.temperature > 0)
         banned = rules.banned_in_response()
         out: list[int] = []
         res = UnitResult(self.index, None, out)
         while True:
             budget = rules.budget()
-            draft = self.decoder.propose(self.history, budget - 1) if budget > 1 else None
+            draft = self.decoder.propose(history, budget - 1) if budget > 1 else None
             if draft is not None and len(draft) == 0:
                 draft = None
-            tree_kinds = rules.draft_kinds(draft.tokens, draft.parents) if draft else None
-            logits = yield ForwardRequest(linear, self.index, draft.tokens if draft else None,
-                                          draft.parents if draft else None, tree_kinds)
+            draft_kinds = rules.draft_kinds(draft.tokens, draft.parents) if draft else None
+            logits = yield ForwardRequest(linear, self.index, draft, draft_kinds)
             if banned:
                 logits[:, banned] = float("-inf")
             if self.temperature > 0 and not rules.greedy_phase:
                 verdict = verify_sampling(draft, logits, self.temperature, self.generator, max_tokens=budget)
             else:
                 verdict = verify_greedy(draft, logits, max_tokens=budget)
-            tokens, kinds, in_segment = self._apply_rules(rules, verdict, logits)
-            n_tree = len(draft) if draft else 0
-            tree_start = cache.length - n_tree
-            kept = list(verdict.accepted[: len(tokens) - 1])
-            cache.commit_path(tree_start, [tree_start + j for j in kept])
+            ruling = rules.rule(verdict.tokens, self._argmax_tokens(rules, verdict, logits))
+            verdict = cut_verdict(verdict, ruling.n, ruling.last)
+            tokens, kinds = verdict.tokens, ruling.kinds
+            tree_start = cache.length - (len(draft) if draft else 0)
+            cache.commit_path(tree_start, [tree_start + j for j in verdict.accepted])
             for j, k in enumerate(kinds[:-1]):  # drafted nodes were labelled provisionally
                 cache.kind[tree_start + j] = k
-            replaced = tokens != verdict.tokens[: len(tokens)]
-            self.decoder.observe(self.history, draft, logits, Verdict(kept, tokens) if replaced else verdict)
-            self._record(res, draft, kept, tokens)
-            res.margins += top2_margins(logits, [0] + [a + 1 for a in kept])
-            if in_segment:
+            self.decoder.observe(history, draft, logits, verdict)
+            self._record(res, draft, verdict.accepted, tokens)
+            res.margins += top2_margins(logits, [0] + [a + 1 for a in verdict.accepted])
+            if ruling.in_segment:
                 res.asr_forwards += 1
                 res.asr_seconds += self.engine.records[-1].seconds
             out += tokens
-            self.history += tokens
+            history += tokens
             if rules.ended:
                 break
             linear = [Segment(torch.tensor(tokens[-1:]), kinds[-1:])]
-        self.pending, self.pending_kinds = [out[-1]], [kinds[-1]]
+        self.committed.hold(out[-1:], kinds[-1:])
         parsed = self.protocol.parse(out)
         res.decision = parsed.decision.name.lower() if parsed.decision is not None else None
         res.text, res.tool_call, res.terminator = parsed.text, parsed.tool_call, parsed.terminator
@@ -253,20 +257,14 @@ class DuplexSession:
             res.asr, res.asr_forced = self.protocol.decode(rules.transcript), rules.forced
         return res, rules
 
-    def _apply_rules(self, rules: UnitRules, verdict: Verdict, logits: torch.Tensor) -> tuple[list[int], list[int], bool]:
-        """The verdict's tokens as the unit rules commit them: (tokens, ledger kinds, any segment token)."""
-        greedy = verdict.tokens
-        if rules.sampling and rules.placement is not None:  # the argmax at each verdict position
-            rows = [0] + [a + 1 for a in verdict.accepted]
-            greedy = logits[rows].argmax(-1).tolist()
-        tokens, kinds, n_segment = [], [], rules.segment_tokens
-        for tok, g in zip(verdict.tokens, greedy):
-            tok, kind, cut = rules.feed(tok, g)
-            tokens.append(tok)
-            kinds.append(int(kind))
-            if cut:
-                break
-        return tokens, kinds, rules.segment_tokens > n_segment
+    @staticmethod
+    def _argmax_tokens(rules: UnitRules, verdict: Verdict, logits: torch.Tensor) -> list[int]:
+        """The argmax at each of the verdict's positions, which the side channel's rules go by; the verdict's own
+        tokens when they are those (greedy, or no side channel to rule on)."""
+        if not (rules.sampling and rules.placement is not None):
+            return verdict.tokens
+        rows = [0] + [a + 1 for a in verdict.accepted]
+        return logits[rows].argmax(-1).tolist()
 
     def _record(self, res: UnitResult, draft: Draft | None, kept: list[int], tokens: list[int]) -> None:
         res.forwards += 1

@@ -12,25 +12,24 @@ transcript tokens or when a control token comes up. Placements:
 * ``after_content``: after the unit's last output token, decoded in the slack before
   the next chunk arrives; its time is idle work of the next unit.
 
-`UnitRules` applies these rules to a unit's committed tokens one at a time, so any
-decoder's verdicts go through the same rule and stay equal to greedy decoding;
-`decode_slack_segment` decodes a trailing segment (the session runs it at the start of
-the next unit's idle work); `write_slack_segment` writes given words there instead (oracle
-transcripts: an evaluation aid that separates reading from memory from transcribing into it).
+`UnitRules` applies these rules to a unit's tokens one at a time and rules on each verdict
+(`Ruling`: how many of its tokens stand, and the token the rules force at the cut, if any),
+which `decoding.verify.cut_verdict` applies, so any decoder's verdicts go through the same
+rule and stay equal to greedy decoding; `decode_slack_segment` decodes a trailing segment
+(the session runs it at the start of the next unit's idle work); `write_slack_segment` writes
+given words there instead (oracle transcripts: an evaluation aid that separates reading from
+memory from transcribing into it). Both take the session's engine and its `Committed` tokens.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import torch
 
-from ..engine import Segment
+from ..engine import Engine, Segment
 from ..protocol import DuplexProtocol, SlotKind
-
-if TYPE_CHECKING:
-    from .session import DuplexSession
+from .committed import Committed
 
 PLACEMENTS = ("after_decision", "after_content")
 
@@ -42,6 +41,17 @@ def side_channel_placement(value: str | None) -> str | None:
     if value not in PLACEMENTS:
         raise ValueError(f"unknown side-channel placement {value!r}; known: off, {', '.join(PLACEMENTS)}")
     return value
+
+
+@dataclass
+class Ruling:
+    """The unit rules on one verdict: its first `n` tokens stand, the n-th being `last` (its own token, or
+    one the rules force there: a segment's `<|asr_start|>`, or an `<|asr_end|>` that force-closes it)."""
+
+    n: int
+    last: int
+    kinds: list[int]  # the n tokens' ledger kinds
+    in_segment: bool  # any of them is a segment token
 
 
 @dataclass
@@ -114,6 +124,17 @@ class UnitRules:
         self.ended = p.is_unit_end(token, self.n_response)
         return token, kind, self.ended
 
+    def rule(self, tokens: list[int], greedy: list[int]) -> Ruling:
+        """Feed a verdict's tokens up to the first cut; `greedy[i]` is the argmax at token i's position."""
+        kinds: list[int] = []
+        n_segment = self.segment_tokens
+        for tok, g in zip(tokens, greedy):
+            last, kind, cut = self.feed(tok, g)
+            kinds.append(int(kind))
+            if cut:
+                break
+        return Ruling(len(kinds), last, kinds, self.segment_tokens > n_segment)
+
     def draft_kinds(self, tokens: list[int], parents: list[int]) -> list[int]:
         """The ledger kind each node of a draft tree (`Draft.tokens`/`parents`) takes if its path is committed.
 
@@ -155,16 +176,15 @@ class SlackSegment:
 
 
 @torch.no_grad()
-def decode_slack_segment(session: "DuplexSession", unit: int) -> SlackSegment:
-    """Prefill unit `unit`'s last output token and decode a trailing segment if the model opens one.
+def decode_slack_segment(engine: Engine, protocol: DuplexProtocol, committed: Committed, unit: int) -> SlackSegment:
+    """Prefill unit `unit`'s last output token (pending) and decode a trailing segment if the model opens one.
 
     Greedy, one token per forward (off the response's critical path). Leaves the last
-    committed token in `session.pending` for the next unit's prefill.
+    committed token pending for the next unit's prefill.
     """
-    eng, p = session.engine, session.protocol
-    n0 = len(eng.records)
-    nxt = int(eng.forward([Segment(torch.tensor(session.pending), list(session.pending_kinds))], unit)[-1].argmax())
-    session.pending, session.pending_kinds = [], []
+    p = protocol
+    n0 = len(engine.records)
+    nxt = int(engine.forward(committed.take_pending(), unit)[-1].argmax())
     tokens: list[int] = []
     transcript: list[int] = []
     forced = False
@@ -172,7 +192,7 @@ def decode_slack_segment(session: "DuplexSession", unit: int) -> SlackSegment:
         tokens.append(nxt)
         last, kind = nxt, SlotKind.ASR_MARK
         while True:
-            nxt = int(eng.forward([Segment(torch.tensor([last]), [int(kind)])], unit)[-1].argmax())
+            nxt = int(engine.forward([Segment(torch.tensor([last]), [int(kind)])], unit)[-1].argmax())
             if nxt == p.id("asr_end") or nxt in p.control_ids or len(transcript) >= p.max_asr_tokens:
                 forced = nxt != p.id("asr_end")
                 tokens.append(p.id("asr_end"))
@@ -180,32 +200,33 @@ def decode_slack_segment(session: "DuplexSession", unit: int) -> SlackSegment:
             tokens.append(nxt)
             transcript.append(nxt)
             last, kind = nxt, SlotKind.ASR
-        session.pending, session.pending_kinds = [p.id("asr_end")], [int(SlotKind.ASR_MARK)]
-        session.history += tokens
-    return _slack_segment(eng, n0, tokens, transcript, forced)
+        committed.hold([p.id("asr_end")], [int(SlotKind.ASR_MARK)])
+        committed.history += tokens
+    return _slack_segment(engine, n0, tokens, transcript, forced)
 
 
 @torch.no_grad()
-def write_slack_segment(session: "DuplexSession", unit: int, words: str) -> SlackSegment:
-    """Prefill unit `unit`'s last output token and, if `words` is not empty, the segment holding them, in place of
-    the model's own (one forward; the model's choice to open one is overridden).
+def write_slack_segment(engine: Engine, protocol: DuplexProtocol, committed: Committed, unit: int,
+                        words: str) -> SlackSegment:
+    """Prefill unit `unit`'s last output token (pending) and, if `words` is not empty, the segment holding them,
+    in place of the model's own (one forward; the model's choice to open one is overridden).
 
-    Leaves the cache and `session.pending` as `decode_slack_segment` would had the model written `words`.
+    Leaves the cache and the pending tokens as `decode_slack_segment` would had the model written `words`.
     """
-    eng, p = session.engine, session.protocol
-    n0 = len(eng.records)
-    tokens = p.asr_ids(words) if words.strip() else []
-    segs = [Segment(torch.tensor(session.pending), list(session.pending_kinds))] if session.pending else []
+    n0 = len(engine.records)
+    tokens = protocol.asr_ids(words) if words.strip() else []
+    segs = committed.take_pending()
     if tokens:  # <|asr_start|> and the words now; <|asr_end|> is prefilled with the next unit, as decoded ones are
         segs.append(Segment(torch.tensor(tokens[:-1]), [int(SlotKind.ASR_MARK)] + [int(SlotKind.ASR)] * (len(tokens) - 2)))
     if segs:
-        eng.forward(segs, unit)
-    session.pending, session.pending_kinds = ([tokens[-1]], [int(SlotKind.ASR_MARK)]) if tokens else ([], [])
-    session.history += tokens
-    return _slack_segment(eng, n0, tokens, tokens[1:-1], False)
+        engine.forward(segs, unit)
+    if tokens:
+        committed.hold(tokens[-1:], [int(SlotKind.ASR_MARK)])
+    committed.history += tokens
+    return _slack_segment(engine, n0, tokens, tokens[1:-1], False)
 
 
-def _slack_segment(eng, n0: int, tokens: list[int], transcript: list[int], forced: bool) -> SlackSegment:
+def _slack_segment(eng: Engine, n0: int, tokens: list[int], transcript: list[int], forced: bool) -> SlackSegment:
     """The segment, with the forwards the engine recorded since its record `n0` and their time."""
     recs = eng.records[n0:]
     return SlackSegment(tokens, transcript, forced, len(recs), sum(r.seconds for r in recs))
