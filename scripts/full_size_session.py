@@ -82,7 +82,7 @@ def main() -> None:
     protocol = protocol_for(cfg.tower["kind"])
     wav, sr = load_wav(EXAMPLE)
     assert sr == 16000, sr
-    n = int(round(protocol.chunk_seconds * 16000))
+    n = protocol.chunk_samples
     audio = np.resize(wav, args.units * n).astype(np.float32)
     chunks = [audio[i * n:(i + 1) * n] for i in range(args.units)]
 

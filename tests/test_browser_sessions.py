@@ -24,7 +24,7 @@ from ticktock.decoding.registry import DECODERS
 from ticktock.model import DEFAULT_MODEL
 from ticktock.server import ServerConfig
 from ticktock.server.background import BackgroundServer
-from ticktock.server.protocol import MAX_SYSTEM_CHARS
+from ticktock.server.wire import MAX_SYSTEM_CHARS
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from ticktock.cache import KVCache
-from ticktock.model.decoder import apply_rope, rope_cos_sin
+from ticktock.model.transformer import apply_rope, rope_cos_sin
 
 H, D, L = 2, 8, 2
 

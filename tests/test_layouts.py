@@ -33,7 +33,7 @@ from ticktock.cache.policies import POLICIES, make_policy  # noqa: E402
 from ticktock.decoding.draft import Draft  # noqa: E402
 from ticktock.decoding.registry import DECODERS  # noqa: E402
 from ticktock.engine import Engine, FastEngine, Segment  # noqa: E402
-from ticktock.model.decoder import apply_rope, rope_cos_sin  # noqa: E402
+from ticktock.model.transformer import apply_rope, rope_cos_sin  # noqa: E402
 from ticktock.model.io import default_dtype, load_model  # noqa: E402
 from ticktock.model.layouts import detect_layout, layouts  # noqa: E402
 from ticktock.protocol import PROTOCOL_FILE, PROTOCOLS_DIR, DuplexProtocol  # noqa: E402
@@ -277,7 +277,7 @@ def test_thinker_logits_equal_transformers(omni):
         full = ours.lm.logits(ours.lm(ours.embed_segments([torch.tensor(pre + [ids["<|audio_bos|>"]]), audio,
                                                             torch.tensor([ids["<|audio_eos|>"]] + post)]),
                                       torch.arange(len(seq))[None]))[0]
-    n = tok.get_vocab_size()  # ids past the tokenizer are masked (-inf) by `Decoder.logits`
+    n = tok.get_vocab_size()  # ids past the tokenizer are masked (-inf) by `Transformer.logits`
     torch.testing.assert_close(full[:, :n], ref[:, :n], atol=1e-4, rtol=0)
     torch.testing.assert_close(got[0, :n], ref[-1, :n], atol=1e-4, rtol=0)  # through the engine and its KV cache
 
@@ -356,7 +356,7 @@ def test_minicpm_logits_equal_transformers(minicpm):
         emb = ours.embed_segments(segs)
         ref = llm(inputs_embeds=emb).logits[0]
         got = ours.lm.logits(ours.lm(emb, torch.arange(emb.shape[1])[None]))[0]
-    n = tok.get_vocab_size()  # ids past the tokenizer are masked (-inf) by `Decoder.logits`
+    n = tok.get_vocab_size()  # ids past the tokenizer are masked (-inf) by `Transformer.logits`
     torch.testing.assert_close(got[:, :n], ref[:, :n], atol=1e-4, rtol=0)
 
 

@@ -15,7 +15,7 @@ from ticktock.cache import KVCache
 from ticktock.cache.policies import (ACOUSTIC_KINDS, DEFAULT_BUDGET, POLICIES, AcousticToText, NoEviction,
                                      StreamingLLM, UnitDrop, make_policy)
 from ticktock.engine import Segment
-from ticktock.model.decoder import apply_rope, rope_cos_sin
+from ticktock.model.transformer import apply_rope, rope_cos_sin
 from ticktock.protocol import DuplexProtocol, SlotKind
 from ticktock.session import DuplexSession
 

@@ -27,7 +27,7 @@ from ticktock.server.background import BackgroundServer
 from ticktock.server.client import pcm16_frame, stream_audio
 from ticktock.server.live_session import LiveSession, PendingCall
 from ticktock.server.log import SessionLog, read_log
-from ticktock.server.protocol import SessionStart, ToolResult
+from ticktock.server.wire import SessionStart, ToolResult
 from ticktock.server.resampler import StreamResampler
 from ticktock.session import DuplexSession
 

@@ -25,7 +25,7 @@ from ticktock.server import ServerConfig
 from ticktock.server.background import BackgroundServer
 from ticktock.server.client import pcm16_frame
 from ticktock.server.live_session import LiveSession
-from ticktock.server.protocol import MAX_QUOTE_CHARS, AudioAppend, SessionStart, quote
+from ticktock.server.wire import MAX_QUOTE_CHARS, AudioAppend, SessionStart, quote
 from ticktock.session import DuplexSession
 
 pytestmark = pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model")

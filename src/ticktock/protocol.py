@@ -20,6 +20,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Sequence
 
+from .audio.io import SAMPLE_RATE
+
 PROTOCOLS_DIR = Path(__file__).resolve().parent / "assets" / "protocols"
 PROTOCOL_FILE = "ticktock_protocol.json"  # beside a checkpoint: that model's protocol, preferred to a preset
 REQUIRED_TOKENS = ("system", "system_end", "unit", "listen", "speak", "chunk_eos", "turn_eos")
@@ -136,6 +138,11 @@ class DuplexProtocol:
         if "extra_chunk_eos" in spec:
             spec["extra_chunk_eos"] = tuple(spec["extra_chunk_eos"])
         return cls(tokenizer, tokens, **spec)
+
+    @property
+    def chunk_samples(self) -> int:
+        """Samples of one unit's audio at the model's input rate."""
+        return int(round(self.chunk_seconds * SAMPLE_RATE))
 
     @classmethod
     def from_file(cls, tokenizer, path: str | Path) -> "DuplexProtocol":

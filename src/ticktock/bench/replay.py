@@ -18,7 +18,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from ..audio import SAMPLE_RATE
 from ..engine import borrowed_engine
 from ..protocol import DuplexProtocol
 from ..runtime import Runtime
@@ -172,7 +171,7 @@ class ReplayJob:
     def run(self, loaded: tuple[Runtime, Clock], folder: str, task: tuple[int, list[dict]]) -> list[dict]:
         """The unit records (`UNIT_FIELDS`) of task k's group, every decoder."""
         (rt, clock), (k, entries) = loaded, task
-        chunk = int(round(rt.protocol.chunk_seconds * SAMPLE_RATE))
+        chunk = rt.protocol.chunk_samples
         return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), self.decoders, clock,
                       temperature=self.temperature, seed=self.seed, concurrent=self.concurrent,
                       first_index=k * self.concurrent, side_channel=self.side_channel, engine=self.engine)

@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 
 from ..cache.kv import KVCache
-from ..model.decoder import Attention, apply_rope, rope_cos_sin
+from ..model.transformer import Attention, apply_rope, rope_cos_sin
 from ..model.duplex import DuplexLM
 from ..model.gated_lora import has_gated_lora, segment_gate
 from .eager import Engine, ForwardRecord, ForwardRequest, forward_inputs

@@ -51,7 +51,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from .eager import Engine, ForwardRequest, Segment, forward_inputs
-from ..model.decoder import rope_cos_sin
+from ..model.transformer import rope_cos_sin
 from ..model.duplex import DuplexLM
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)

@@ -21,7 +21,7 @@ class DecoderConfig:
     tie_word_embeddings: bool = True
     max_position_embeddings: int = 32768
     # Ids >= this are padding of the embedding table (real checkpoints pad it past their tokenizer):
-    # `Decoder.logits` masks them, so no engine or decoder ever samples or drafts one. None: all ids are real.
+    # `Transformer.logits` masks them, so no engine or decoder ever samples or drafts one. None: all ids are real.
     tokenizer_vocab: int | None = None
     # Qwen3: RMSNorm over each head's dims on q and k, before RoPE (weights `q_norm`, `k_norm`). Off: Qwen2/Llama.
     qk_norm: bool = False

@@ -8,14 +8,14 @@ from torch import nn
 
 from .audio_encoder import AudioEncoder
 from .config import ModelConfig
-from .decoder import Decoder
+from .transformer import Transformer
 
 
 class DuplexLM(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.lm = Decoder(cfg.decoder)
+        self.lm = Transformer(cfg.decoder)
         if cfg.tower is not None:
             from .layouts import build_tower  # the layouts import this module's siblings
 

@@ -11,7 +11,7 @@ Zero padding in the spirit of Net2Net (Chen et al., 2016), made exact by five fa
   scale. Each source KV head keeps a KV group of its own, its query heads on the group's first slots; the
   other query heads are zero and `o_proj` drops their outputs (zero columns);
 * extra layers are identities (all zero, so `o_proj` and `down_proj` add nothing to the residual);
-* padded vocabulary ids get zero rows and are masked by `tokenizer_vocab` (`Decoder.logits`).
+* padded vocabulary ids get zero rows and are masked by `tokenizer_vocab` (`Transformer.logits`).
 
 The audio encoder is kept as it is; only its output projection is zero-padded to the new width.
 """
@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from .config import DecoderConfig, ModelConfig
-from .decoder import Block
+from .transformer import Block
 from .duplex import DuplexLM
 
 

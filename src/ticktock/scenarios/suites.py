@@ -25,7 +25,6 @@ import soundfile as sf
 from ..audio.io import SAMPLE_RATE
 from ..progress import Progress
 from .augment import Augment
-from ..audio.io import SAMPLE_RATE
 from .engines import Engines, Renderer
 from .families import FAMILIES, long_session, tool_pair
 from .phrasings import PHRASINGS, phrasing_script

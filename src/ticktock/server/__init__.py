@@ -7,6 +7,6 @@ The wire protocol is documented in docs/protocol.md.
 """
 
 from .app import Server, ServerConfig
-from .protocol import ProtocolError
+from .wire import ProtocolError
 
 __all__ = ["Server", "ServerConfig", "ProtocolError"]

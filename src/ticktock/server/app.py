@@ -27,14 +27,13 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from ..audio import SAMPLE_RATE
 from ..decoding.registry import DECODERS
 from ..engine import borrowed_engine
 from ..runtime import Runtime, load_runtime
 from ..session import DuplexSession
 from .draft_gate import live_decoder
 from .live_session import SIDE_CHANNEL, LiveSession
-from .protocol import (BAD_OPTION, INTERNAL, MAX_SYSTEM_CHARS, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend,
+from .wire import (BAD_OPTION, INTERNAL, MAX_SYSTEM_CHARS, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend,
                        ProtocolError, SessionStart, SessionStop, ToolResult, error_event, parse_client, quote)
 from .scheduler import DRAFT, Scheduler, ServerBusy
 from .speech import Speaker
@@ -114,7 +113,7 @@ class Server:
         for rt, side_channel in ((self.runtime, None), (self.side_runtime, SIDE_CHANNEL)):
             if rt is None:
                 continue
-            chunk = np.zeros(int(round(rt.protocol.chunk_seconds * SAMPLE_RATE)), dtype=np.float32)
+            chunk = np.zeros(rt.protocol.chunk_samples, dtype=np.float32)
             # on the pooled engine the first session will take, so its graphs are captured here
             with borrowed_engine(rt.model, self.config.engine, self.config.max_slots) as engine:
                 sess = DuplexSession(rt.model, rt.protocol, live_decoder("sl"), engine=engine, side_channel=side_channel)

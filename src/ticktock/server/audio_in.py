@@ -13,7 +13,7 @@ import numpy as np
 
 from ..audio import SAMPLE_RATE
 from ..audio.io import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
-from .protocol import BAD_AUDIO, BAD_SAMPLE_RATE, FRAME_TOO_LONG, AudioAppend, ProtocolError, quote
+from .wire import BAD_AUDIO, BAD_SAMPLE_RATE, FRAME_TOO_LONG, AudioAppend, ProtocolError, quote
 from .resampler import StreamResampler
 
 MAX_FRAME_SECONDS = 10.0

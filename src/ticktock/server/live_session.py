@@ -32,7 +32,7 @@ from ..session import DuplexSession, UnitResult
 from .audio_in import AudioIn
 from .draft_gate import live_decoder
 from .log import SessionLog
-from .protocol import (BACKLOG_FULL, BAD_OPTION, CONTEXT_FULL, IDLE_TIMEOUT, INTERNAL, NO_SESSION,
+from .wire import (BACKLOG_FULL, BAD_OPTION, CONTEXT_FULL, IDLE_TIMEOUT, INTERNAL, NO_SESSION,
                        TOOL_RESULT_LATE, UNKNOWN_CALL, AudioAppend, ProtocolError, SessionStart, ToolResult,
                        error_event, event, quote)
 from .scheduler import CHUNK, DRAFT, SETUP, Scheduler
@@ -98,7 +98,7 @@ class LiveSession:
         self.engine_kind = engine
         self.engine: Engine | None = None  # taken from the model's pool on open, given back on close
         self.chunk_seconds = runtime.protocol.chunk_seconds
-        self.audio = AudioIn(int(round(self.chunk_seconds * SAMPLE_RATE)))
+        self.audio = AudioIn(runtime.protocol.chunk_samples)
         self.log_path = Path(log_dir) / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.id}.jsonl"
         self.log: SessionLog | None = None
         self.session: DuplexSession | None = None

@@ -26,7 +26,6 @@ from typing import Callable, Generator, Sequence
 import numpy as np
 import torch
 
-from ..audio import SAMPLE_RATE
 from ..audio.front_end import audio_front_end
 from ..cache.policies import EvictionPolicy, NoEviction
 from ..decoding.base import Decoder
@@ -95,7 +94,7 @@ class DuplexSession:
         self.generator = torch.Generator().manual_seed(seed)
         self.policy = policy or NoEviction()
         self.system = system
-        self.chunk_samples = int(round(protocol.chunk_seconds * SAMPLE_RATE))
+        self.chunk_samples = protocol.chunk_samples
         self.front = audio_front_end(model, self.chunk_samples)
         self.reset()
 

@@ -216,7 +216,7 @@ def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Pat
                       "protocol": proto.name}), flush=True)
     chunk = mel = None  # ticktock's encoder: its own chunk; a tower: the protocol's unit
     if model.cfg.tower is not None:
-        chunk = int(round(proto.chunk_seconds * 16000))
+        chunk = proto.chunk_samples
         mel = stream_mel(model, chunk)
         if word_weight > 0:
             print(f"--word-weight {word_weight} ignored: the word-frame objective trains ticktock's own audio "

@@ -139,7 +139,7 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
     produce them anyway teaches it to guess (a timer of 20 minutes when the user said 7).
     """
     p, e = protocol, protocol.audio_per_chunk
-    chunk = int(round(p.chunk_seconds * 16000))
+    chunk = p.chunk_samples
     prefix = p.prefix_ids(system)
     close, pad = p.audio_close_ids(), filler_id(p)
     bodies = []

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ...audio.io import SAMPLE_RATE
 from ...audio.whisper_mel import MelFloor, WhisperMelStream
 from ..config import ModelConfig
 from ..whisper import WhisperEncoderLayer, check_gelu
@@ -111,7 +112,7 @@ class MiniCPMStream:
     """A session's audio front for MiniCPM-o: chunk (16 kHz) -> (E, D) embeddings (module doc: streaming)."""
 
     def __init__(self, tower: MiniCPMAudioTower, chunk_samples: int, floor: MelFloor | None = None):
-        block = int(round(tower.spec.get("chunk_length", 1.0) * 16000))
+        block = int(round(tower.spec.get("chunk_length", 1.0) * SAMPLE_RATE))
         if chunk_samples != block:
             raise ValueError(f"MiniCPM-o's encoder attends in blocks of {block} samples; units of {chunk_samples} "
                              "samples do not match (set the protocol's chunk_seconds to its audio_chunk_length)")

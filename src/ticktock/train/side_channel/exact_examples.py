@@ -40,7 +40,7 @@ def build_exact_memory_example(protocol: DuplexProtocol, system: str, units: lis
     `memory_examples.memory_end` draws it (the whole window within `max_len`), or `end`.
     """
     p, e = protocol, protocol.audio_per_chunk
-    chunk = int(round(p.chunk_seconds * 16000))
+    chunk = p.chunk_samples
     prefix = p.prefix_ids(system)
     bodies = unit_bodies(p, units, words, placement)
     full = [1 + e + len(tr) + len(out) for tr, out, _, _ in bodies]

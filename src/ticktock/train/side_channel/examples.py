@@ -85,7 +85,7 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
     words: per unit, the transcript it should write ('' = no segment); audio: the session at 16 kHz.
     """
     p, e = protocol, protocol.audio_per_chunk
-    chunk = int(round(p.chunk_seconds * 16000))
+    chunk = p.chunk_samples
     prefix = p.prefix_ids(system)
     bodies = unit_bodies(p, units, words, placement)
     sizes = [1 + e + len(tr) + len(out) for tr, out, _, _ in bodies]

@@ -96,7 +96,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     module docstring).
     """
     p, e = protocol, protocol.audio_per_chunk
-    chunk = int(round(p.chunk_seconds * 16000))
+    chunk = p.chunk_samples
     prefix = p.prefix_ids(system)
     bodies, keeps = _layout(p, units, words, placement)
     full = [len(k) for k in keeps]

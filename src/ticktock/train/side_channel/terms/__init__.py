@@ -76,8 +76,8 @@ class Step:
         if not mmask.any():
             return None
         logits, labels = self.model.lm.logits(self.h[mmask]), self.b["mem_labels"][mmask]
-        ce = F.cross_entropy(logits, labels, reduction="none")
-        return Memory(ce, (logits.argmax(-1) == labels).float().detach(), self.b["recall"][mmask])
+        token_ce = F.cross_entropy(logits, labels, reduction="none")
+        return Memory(token_ce, (logits.argmax(-1) == labels).float().detach(), self.b["recall"][mmask])
 
 
 @dataclass

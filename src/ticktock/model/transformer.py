@@ -1,4 +1,5 @@
-"""A Qwen2-compatible decoder (RMSNorm, RoPE, GQA, SwiGLU, optional QKV bias, optional Qwen3 QK-norm).
+"""The transformer language model: a Qwen2-compatible decoder-only stack (RMSNorm, RoPE, GQA, SwiGLU, optional QKV
+bias, optional Qwen3 QK-norm).
 
 Parameter names match HF `Qwen2ForCausalLM` / `Qwen3ForCausalLM` (`model.layers.N.self_attn.q_proj.weight`,
 `...self_attn.q_norm.weight`, ...), so HF checkpoints load directly and transformers can serve as the test oracle.
@@ -113,7 +114,7 @@ class Backbone(nn.Module):
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
 
-class Decoder(nn.Module):
+class Transformer(nn.Module):
     """Qwen2ForCausalLM-compatible decoder with explicit positions and an optional tree mask."""
 
     def __init__(self, cfg: DecoderConfig):
