@@ -20,7 +20,7 @@ from ..fact_swap import swap_facts
 from ..history_shuffle import shuffled_history
 from ..memory_examples import build_memory_example
 from ..registry import SOURCES, register
-from . import Source
+from .base import Source
 
 LAYOUTS = ("compacted", "exact")
 

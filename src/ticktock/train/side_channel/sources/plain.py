@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..examples import SideChannelExample, build_side_channel_example
 from ..registry import SOURCES, register
-from . import Source
+from .base import Source
 
 
 @register(SOURCES, "plain")

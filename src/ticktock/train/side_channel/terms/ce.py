@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from ...examples import IGNORE
 from ..registry import TERMS, register
-from . import Step, Term
+from .base import Step, Term
 
 
 @register(TERMS, "ce")

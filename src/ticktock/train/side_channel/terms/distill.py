@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from ..registry import TERMS, register
-from . import Step, Term
+from .base import Step, Term
 
 
 def group_balanced(values: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from ..registry import TERMS, register
-from . import Step, Term
+from .base import Step, Term
 
 
 @register(TERMS, "memory")

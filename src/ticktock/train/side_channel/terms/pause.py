@@ -12,7 +12,7 @@ import torch
 
 from ...examples import IGNORE
 from ..registry import TERMS, register
-from . import Step, Term
+from .base import Step, Term
 from .distill import coarse_kl
 
 HOLD_TAGS = ("pause", "backchannel")
