@@ -20,7 +20,7 @@ STAGE_M = {  # docs/model-card.md, stage M's command
     "reply_weights": {"plus": 8.0, "minus": 8.0, "times": 4.0},
     "family_weights": {"short_qa": 2.0, "tool_call": 2.0, "backchannel": 2.0, "pause_handling": 1.5, "tool_pair": 3.0}}
 RUNS = {
-    "scratch": {},
+    "default": {},
     "stage-m": STAGE_M,
     "retrain": {**STAGE_M, "data": "multi-engine", "seed": 11},  # experiments/retraining/run.sh, stage 1
     "omni-finetune": {"batch": 64, "max_len": 512, "lr": 1.5e-3, "warmup": 300, "transcribe_share": 0.3,

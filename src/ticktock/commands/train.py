@@ -10,8 +10,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("train", help="train ticktock-tiny (base) on freshly rendered synthetic sessions")
     tsub = p.add_subparsers(dest="stage", required=True)
     b = tsub.add_parser("base", help="train the base duplex model (docs/model-card.md)")
-    b.add_argument("--config", default="scratch", metavar="PRESET|FILE",
-                   help="a recipe by preset name (scratch, stage-m, retrain, omni-finetune) or JSON file")
+    b.add_argument("--config", default="default", metavar="PRESET|FILE",
+                   help="a recipe by preset name (default, stage-m, retrain, omni-finetune) or JSON file")
     b.add_argument("--out", required=True, help="output folder (model/, recipe.json, train_log.jsonl, loss.png)")
     b.add_argument("--init", default=None,
                    help="continue from this model directory, or fine-tune a published checkpoint folder (a "
