@@ -7,7 +7,7 @@ export LD_LIBRARY_PATH=/tmp/esp/usr/lib/x86_64-linux-gnu
 export TICKTOCK_ESPEAK=/tmp/esp/usr/bin/espeak-ng TICKTOCK_ESPEAK_DATA=/tmp/esp/usr/lib/x86_64-linux-gnu
 if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl; fi
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
-# festival (`train base --data multi-engine`) from .gpu-festival/ (scripts/prepare_festival.sh): its libraries
+# festival (`train base --config retrain`) from .gpu-festival/ (scripts/prepare_festival.sh): its libraries
 # only on festival's own path (they include stand-ins for ALSA and PulseAudio), through a wrapper
 if [ -d .gpu-festival ]; then
   mkdir -p /tmp/fest && for f in .gpu-festival/*.deb; do dpkg -x "$f" /tmp/fest; done
@@ -21,5 +21,5 @@ if [ -d .gpu-augment ]; then
   export TICKTOCK_ROOMS=$PWD/.gpu-augment/rooms.npz
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-augment/cython-*.whl
   PYTHONPATH=/tmp/site python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site \
-    .gpu-augment/pyworld-*.tar.gz || echo "pyworld did not build here: --data multi-engine will stop" >&2
+    .gpu-augment/pyworld-*.tar.gz || echo "pyworld did not build here: data multi-engine will stop" >&2
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the augmentation chain needs on a GPU machine without package access (`train base --data multi-engine`):
+# What the augmentation chain needs on a GPU machine without package access (`train base --config retrain`):
 # the room bank (simulated here with pyroomacoustics, which needs scipy: neither travels) and pyworld's source
 # with a pure-Python Cython to build it there (pyworld publishes no Linux wheels; gpu_env.sh builds it when the
 # machine has a compiler, and `train base` stops at once, saying so, when it cannot import it). Usage:

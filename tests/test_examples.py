@@ -110,7 +110,7 @@ def test_reply_weights_over_sample_sessions_by_what_is_said():
 
 
 def test_max_offset_reaches_the_positions_of_long_sessions(shipped_protocol):
-    """`ticktock train base --max-offset N` draws the offset after the prefix from [0, N): with N = 1 the window
+    """`train base`'s `max_offset` N draws the offset after the prefix from [0, N): with N = 1 the window
     follows the prefix directly; with a large N windows sit thousands of positions further on."""
     from ticktock.train.base import ExampleFactory
 

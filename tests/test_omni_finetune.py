@@ -126,8 +126,8 @@ def test_train_base_from_a_checkpoint_saves_a_model_every_command_loads(checkpoi
 
     out = tmp_path / "run"
     assert main(["train", "base", "--init", str(checkpoint), "--out", str(out), "--steps", "3", "--batch", "2",
-                 "--workers", "1", "--buffer", "8", "--max-len", "200", "--device", "cpu", "--warmup", "1"]) == 0
-    assert "--word-weight 0.5 ignored" in capsys.readouterr().out
+                 "--workers", "1", "--device", "cpu", "--set", "buffer=8", "max_len=200", "warmup=1"]) == 0
+    assert "word_weight 0.5 ignored" in capsys.readouterr().out
     log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     assert log and all(np.isfinite(r["loss"]) for r in log)
     saved = out / "model"

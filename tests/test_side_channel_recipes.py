@@ -78,8 +78,9 @@ def test_cli_refuses_in_one_line_before_anything_runs(argv, message, tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_train_subcommands_keep_few_flags():
-    """`ticktock train side-channel` has at most 12 options of its own (counted from the parser)."""
+@pytest.mark.parametrize("stage", ["base", "side-channel"])
+def test_train_subcommands_keep_few_flags(stage):
+    """Each `ticktock train` subcommand has at most 12 options of its own (counted from the parser)."""
     import argparse
 
     from ticktock.commands import train
@@ -88,7 +89,7 @@ def test_train_subcommands_keep_few_flags():
     train.add_parser(root.add_subparsers())
     tsub = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction)).choices["train"]
     stages = next(a for a in tsub._actions if isinstance(a, argparse._SubParsersAction)).choices
-    flags = [a for a in stages["side-channel"]._actions if a.option_strings and a.dest != "help"]
+    flags = [a for a in stages[stage]._actions if a.option_strings and a.dest != "help"]
     assert len(flags) <= 12, [a.option_strings for a in flags]
 
 

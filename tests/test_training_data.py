@@ -1,4 +1,4 @@
-"""`train base --data multi-engine`: phase shifts, prompts and phrasings of the training sessions."""
+"""`train base`'s data `multi-engine`: phase shifts, prompts and phrasings of the training sessions."""
 
 from __future__ import annotations
 

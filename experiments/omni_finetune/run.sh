@@ -10,9 +10,8 @@ work=${1:?work dir}; budget=${2:?training seconds}; shift 2
 if [ -d .gpu-espeak ]; then source scripts/gpu_env.sh; else export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1; fi
 mkdir -p "$work"
 python3 experiments/omni_finetune/make_checkpoint.py "$work/checkpoint"
-python3 -m ticktock.cli train base --init "$work/checkpoint" --out "$work/run" --time-budget "$budget" \
-    --device cuda --batch 64 --max-len 512 --lr 1.5e-3 --warmup 300 --transcribe-share 0.3 --word-weight 0 \
-    --workers 14 "$@"
+python3 -m ticktock.cli train base --config omni-finetune --init "$work/checkpoint" --out "$work/run" \
+    --time-budget "$budget" --device cuda --workers 14 "$@"
 python3 -m ticktock.cli eval --suite heldout --model "$work/run/model" --json --workers 14 > "$work/heldout.json"
 python3 -c "import json, sys; s = json.load(open(sys.argv[1])); print('heldout decision_acc', s['decision_acc'])" \
     "$work/heldout.json"

@@ -5,11 +5,9 @@
 # then run with carry [.gpu-espeak, .whl, .gpu-festival, .gpu-augment, runs] (~62 MiB with the tracked tree):
 #   experiments/retraining/run.sh OUT_DIR SECONDS INIT_MODEL_DIR SEED
 # Stage 1 continues the shipped model (src/ticktock/assets/ticktock-tiny); later stages runs/last-<previous OUT>.
-# The recipe is stage M's (docs/model-card.md) with --data multi-engine.
+# The recipe is the `retrain` preset: stage M's (docs/model-card.md) with data multi-engine.
 set -euo pipefail
 out=${1:?out dir}; budget=${2:?seconds}; init=${3:?model dir to continue}; seed=${4:?seed}
 source scripts/gpu_env.sh
 python3 -c "import pyworld, ticktock.scenarios.festival as f; print('festival voices:', sorted(f.festival_voices()))"
-exec scripts/gpu_train_tiny.sh "$out" "$budget" --init "$init" --data multi-engine --seed "$seed" --lr 2e-4 \
-  --transcribe-share 0.2 --word-weight 0.5 --max-len 512 --workers 15 --max-offset 10000 \
-  --reply-weights plus=8,minus=8,times=4 --family-weights short_qa=2,tool_call=2,backchannel=2,pause_handling=1.5,tool_pair=3
+exec scripts/gpu_train_tiny.sh "$out" "$budget" --config retrain --init "$init" --seed "$seed" --workers 15

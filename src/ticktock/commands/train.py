@@ -9,42 +9,26 @@ from pathlib import Path
 def add_parser(sub) -> None:
     p = sub.add_parser("train", help="train ticktock-tiny (base) on freshly rendered synthetic sessions")
     tsub = p.add_subparsers(dest="stage", required=True)
-    b = tsub.add_parser("base", help="train the base duplex model")
-    b.add_argument("--out", required=True, help="output folder (model/, train_log.jsonl, loss.png)")
-    b.add_argument("--preset", default="tiny")
+    b = tsub.add_parser("base", help="train the base duplex model (docs/model-card.md)")
+    b.add_argument("--config", default="default", metavar="PRESET|FILE",
+                   help="a recipe by preset name (default, stage-m, retrain, omni-finetune) or JSON file")
+    b.add_argument("--out", required=True, help="output folder (model/, recipe.json, train_log.jsonl, loss.png)")
     b.add_argument("--init", default=None,
                    help="continue from this model directory, or fine-tune a published checkpoint folder (a "
                         "Qwen2.5-Omni thinker) into a duplex model (docs/models.md)")
     b.add_argument("--protocol", default=None, metavar="FILE|PRESET",
                    help="with --init: the protocol file mapping ticktock's tokens onto the checkpoint's (default: "
                         "its ticktock_protocol.json, else its layout's preset); tokens it lacks are added")
-    b.add_argument("--steps", type=int, default=20000)
-    b.add_argument("--batch", type=int, default=64)
-    b.add_argument("--lr", type=float, default=1.5e-3)
-    b.add_argument("--warmup", type=int, default=300, help="steps of linear learning-rate warm-up (then cosine)")
     b.add_argument("--time-budget", type=float, default=1e9, help="stop after this many seconds (then save)")
-    b.add_argument("--workers", type=int, default=0, help="rendering processes (0: all cores but one)")
-    b.add_argument("--buffer", type=int, default=40000, metavar="N",
-                   help="replay buffer: the newest N examples (a long-session one is ~300 KB; lower it on a small machine)")
+    b.add_argument("--steps", type=int, default=None, help="override the recipe's steps")
+    b.add_argument("--batch", type=int, default=None, help="override the recipe's batch")
+    b.add_argument("--lr", type=float, default=None, help="override the recipe's learning rate")
+    b.add_argument("--seed", type=int, default=None, help="override the recipe's seed")
+    b.add_argument("--set", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="override any other field of the recipe, e.g. data=multi-engine max_len=384 "
+                        "family_weights=short_qa=2,tool_call=2 (docs/model-card.md)")
     b.add_argument("--device", default="cuda")
-    b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--max-len", type=int, default=512, help="tokens per training window")
-    b.add_argument("--transcribe-share", type=float, default=0.3, help="share of listening pre-training examples")
-    b.add_argument("--init-decoder", default=None,
-                   help="start the decoder (and tokenizer) from this model directory, with a fresh audio encoder")
-    b.add_argument("--word-weight", type=float, default=0.5,
-                   help="weight of the encoder's frame-level word objective (0: off; ticktock's own encoder only: "
-                        "a published checkpoint's audio tower trains with 0)")
-    b.add_argument("--family-weights", default=None, metavar="NAME=W,...",
-                   help="over-sample task families, e.g. short_qa=2,tool_call=2 (others weigh 1)")
-    b.add_argument("--reply-weights", default=None, metavar="WORD=W,...",
-                   help="over-sample sessions whose replies contain a word, e.g. minus=6 (others weigh 1)")
-    b.add_argument("--data", default="espeak", choices=["espeak", "multi-engine"],
-                   help="what is rendered: espeak (espeak-ng voices, noise and gain) or multi-engine (also festival's "
-                        "training voices, the augmentation chain, phase shifts, varied prompts and phrasings: "
-                        "experiments/retraining-plan.md)")
-    b.add_argument("--max-offset", type=int, default=3000,
-                   help="random logical-position offsets after the prefix, in [0, N): long sessions reach 10,000")
+    b.add_argument("--workers", type=int, default=0, help="rendering processes (0: all cores but one)")
     b.set_defaults(func=run_base)
 
     s = tsub.add_parser("side-channel", help="teach a base model to write a transcription side channel "
@@ -68,28 +52,18 @@ def add_parser(sub) -> None:
 
 
 def run_base(args: argparse.Namespace) -> int:
-    if args.max_offset < 1:
-        raise SystemExit(f"--max-offset must be at least 1, got {args.max_offset}")
-    if args.warmup < 1:
-        raise SystemExit(f"--warmup must be at least 1 step, got {args.warmup}")
-    from ..train.base import parse_family_weights, parse_reply_weights, train_base
-    from ..train.data import DATA_PRESETS
-    from ..train.trainer import TrainConfig
+    from ..train.base import train_base
+    from ..train.base_recipe import load_recipe, parse_set
 
-    cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, time_budget_s=args.time_budget,
-                      workers=args.workers, seed=args.seed, max_len=args.max_len, buffer=_buffer(args))
-    train_base(Path(args.out), cfg, args.preset, Path(args.init) if args.init else None, args.device,
-               transcribe_share=args.transcribe_share, init_decoder=Path(args.init_decoder) if args.init_decoder else None,
-               word_weight=args.word_weight, family_weights=parse_family_weights(args.family_weights),
-               reply_weights=parse_reply_weights(args.reply_weights), max_offset=args.max_offset,
-               protocol=args.protocol, data=DATA_PRESETS[args.data])
+    init = Path(args.init) if args.init else None
+    flags = {k: getattr(args, k) for k in ("steps", "batch", "lr", "seed") if getattr(args, k) is not None}
+    try:
+        recipe = load_recipe(args.config, {**parse_set(args.set), **flags})
+        recipe.check_start(init, args.protocol)
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
+    train_base(Path(args.out), recipe, init, args.device, args.protocol, args.time_budget, args.workers)
     return 0
-
-
-def _buffer(args: argparse.Namespace) -> int:
-    if args.buffer < args.batch:
-        raise SystemExit(f"--buffer ({args.buffer}) must hold at least a batch ({args.batch})")
-    return args.buffer
 
 
 def run_side_channel(args: argparse.Namespace) -> int:

@@ -6,10 +6,11 @@
   "Transcribe what you hear." system prompt and each unit speaking the words that
   ended in its chunk — a dense objective that teaches the encoder to hear words;
 * loss: next-token CE on model outputs only; random logical-position offsets;
-* output: model dir (fp16 safetensors + tokenizer + config), train_log.jsonl, loss.png.
+* output: model dir (fp16 safetensors + tokenizer + config), recipe.json, train_log.jsonl, loss.png.
 
-`--init` may also name a published checkpoint (a Qwen2.5-Omni thinker): it is fine-tuned into a duplex model
-with its own tokenizer and audio tower, speaking a protocol file's tokens (`init_checkpoint`, `tower_audio`).
+The knobs are a `BaseRecipe` (`base_recipe`, presets in `presets/base/`). `--init` may also name a published
+checkpoint (a Qwen2.5-Omni thinker): it is fine-tuned into a duplex model with its own tokenizer and audio tower,
+speaking a protocol file's tokens (`init_checkpoint`, `tower_audio`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..model import DuplexLM, preset
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
+from .base_recipe import BaseRecipe
 from .data import DATA_PRESETS, TrainingData, check_data, render_training_session
 from .examples import (TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, filler_id, heard_from_units,
                        transcription_units)
@@ -50,7 +52,7 @@ class ExampleFactory:
     reply_weights: dict[str, float] | None = None  # over-sampled sessions by what the model must say
     max_offset: int = 3000  # logical-position offsets after the prefix are drawn from [0, max_offset)
     mel: WhisperMelStream | None = None  # a tower's stream log-mel: audio augmented here, floors per unit
-    data: TrainingData = DATA_PRESETS["espeak"]  # what is rendered (`--data`)
+    data: TrainingData = DATA_PRESETS["espeak"]  # what is rendered (the recipe's `data`)
 
     def __call__(self, seed: int) -> Example:
         from ..scenarios.engines import Engines
@@ -103,7 +105,7 @@ def draw_training_script(rng: random.Random, family_weights: dict[str, float] | 
         hits = [w for word, w in reply_weights.items() if word in said]
         if rng.random() * top < (max(hits) if hits else 1.0):
             return script
-    raise ValueError(f"--reply-weights {reply_weights} accepted no session in {max_tries} draws")
+    raise ValueError(f"reply_weights {reply_weights} accepted no session in {max_tries} draws")
 
 
 def parse_reply_weights(text: str | None) -> dict[str, float] | None:
@@ -134,7 +136,7 @@ def parse_family_weights(text: str | None) -> dict[str, float] | None:
     for item in text.split(","):
         name, _, value = (part.strip() for part in item.partition("="))
         if name not in families:
-            raise ValueError(f"unknown task family {name!r} in --family-weights; known: {', '.join(families)}")
+            raise ValueError(f"unknown task family {name!r} in family_weights; known: {', '.join(families)}")
         try:
             out[name] = float(value)
         except ValueError:
@@ -142,7 +144,7 @@ def parse_family_weights(text: str | None) -> dict[str, float] | None:
         if out[name] < 0:
             raise ValueError(f"bad family weight {item!r}: expected {name}=W with W >= 0")
     if not any(out.get(f, 1.0) > 0 for f in families):
-        raise ValueError("--family-weights leaves no family to draw")
+        raise ValueError("family_weights leaves no family to draw")
     return out
 
 
@@ -183,8 +185,6 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
 
     if init is not None:
         return init_from_checkpoint(init, protocol)
-    if protocol is not None:
-        raise ValueError("--protocol maps a checkpoint's tokens: it needs --init")
     mcfg = preset(preset_name)
     if init_decoder is not None:
         donor, tok = load_model(init_decoder, "cpu", torch.float32)
@@ -199,33 +199,34 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
     return DuplexLM(mcfg), tok, DuplexProtocol(tok), None
 
 
-def train_base(out: Path, cfg: TrainConfig, preset_name: str = "tiny", init: Path | None = None,
-               device: str = "cuda", eval_fn=None, transcribe_share: float = 0.3,
-               init_decoder: Path | None = None, word_weight: float = 0.5,
-               family_weights: dict[str, float] | None = None,
-               reply_weights: dict[str, float] | None = None, max_offset: int = 3000,
-               protocol: str | None = None, data: TrainingData = DATA_PRESETS["espeak"]) -> list[dict]:
-    """Train (or continue) the base model; `word_weight` > 0 adds the encoder's frame-level word objective
-    (ticktock's encoder only: a published model's tower trains without it); `family_weights` over-samples
-    task families, `reply_weights` sessions by words of their replies (see `draw_training_script`);
-    `max_offset` bounds the random logical-position offsets; `protocol` maps ticktock's protocol onto an
-    `init` checkpoint's tokens (`init_checkpoint`); `data` is what is rendered (`train.data`)."""
+def train_base(out: Path, recipe: BaseRecipe, init: Path | None = None, device: str = "cuda",
+               protocol: str | None = None, time_budget_s: float = 1e9, workers: int = 0, eval_fn=None) -> list[dict]:
+    """Train (or continue, from `init`) the base model by `recipe` (`base_recipe`); `protocol` maps ticktock's
+    protocol onto an `init` checkpoint's tokens (`init_checkpoint`). A published model's audio tower trains
+    without the encoder's word objective (ticktock's encoder only), whatever the recipe's `word_weight`."""
+    recipe.check_start(init, protocol)
+    data = DATA_PRESETS[recipe.data]
     print(check_data(data), flush=True)
-    model, tok, proto, spec = initial_model(preset_name, cfg.seed, init, init_decoder, protocol)
+    cfg = recipe.train_config(time_budget_s, workers)
+    init_decoder = Path(recipe.init_decoder) if recipe.init_decoder else None
+    model, tok, proto, spec = initial_model(recipe.model, cfg.seed, init, init_decoder, protocol)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size, "layout": model.layout,
                       "protocol": proto.name}), flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "recipe.json").write_text(json.dumps(recipe.to_dict(), indent=2))  # `--config` of this file re-runs it
+    word_weight = recipe.word_weight
     chunk = mel = None  # ticktock's encoder: its own chunk; a tower: the protocol's unit
     if model.cfg.tower is not None:
         chunk = proto.chunk_samples
         mel = stream_mel(model, chunk)
         if word_weight > 0:
-            print(f"--word-weight {word_weight} ignored: the word-frame objective trains ticktock's own audio "
+            print(f"word_weight {word_weight} ignored: the word-frame objective trains ticktock's own audio "
                   f"encoder; the {model.layout} audio tower trains through the LM's loss alone (weight 0)", flush=True)
             word_weight = 0.0
     inner = model.audio.inner_per_chunk if word_weight > 0 else 0
-    factory = ExampleFactory(proto, transcribe_share=transcribe_share, max_len=cfg.max_len, inner_per_chunk=inner,
-                             family_weights=family_weights, reply_weights=reply_weights, max_offset=max_offset,
-                             mel=mel, data=data)
+    factory = ExampleFactory(proto, transcribe_share=recipe.transcribe_share, max_len=cfg.max_len,
+                             inner_per_chunk=inner, family_weights=recipe.family_weights,
+                             reply_weights=recipe.reply_weights, max_offset=recipe.max_offset, mel=mel, data=data)
     head = WordFrameHead(model.cfg.audio.width, n_classes()) if inner else None
     loss_fn = param_groups = None
     if head is not None:

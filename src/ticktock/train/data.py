@@ -1,4 +1,4 @@
-"""What `train base` renders, by preset (`--data`): `espeak` (the shipped model's data) or `multi-engine`.
+"""What `train base` renders, by preset (the recipe's `data`): `espeak` (the shipped model's data) or `multi-engine`.
 
 `multi-engine` (experiments/retraining-plan.md) adds, per training session: festival's training voices
 beside espeak-ng's (festival's installed ones; its held-out kdl voice and every ARCTIC-based or flite voice
@@ -49,13 +49,13 @@ def check_data(data: TrainingData) -> str:
         return f"data {data.name}: espeak-ng's training voices"
     voices = festival_training_voices()
     if data.festival_share and not voices:
-        raise ValueError(f"--data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
+        raise ValueError(f"data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
     if data.augment:
         try:
             import pyroomacoustics  # noqa: F401  (the room bank)
             import pyworld  # noqa: F401  (the chain's WORLD resynthesis)
         except ImportError as e:
-            raise ValueError(f"--data {data.name} needs {e.name}: pip install -e '.[augment]'") from None
+            raise ValueError(f"data {data.name} needs {e.name}: pip install -e '.[augment]'") from None
         from ..scenarios.rooms import room_bank
 
         room_bank()

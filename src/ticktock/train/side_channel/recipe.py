@@ -8,12 +8,12 @@ Every check of what goes together is in `__post_init__` (the sources' and terms'
 from __future__ import annotations
 
 import importlib
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config_file import read_config as read_json
 from ..trainer import TrainConfig
 from .adapters import Adapter
 from .examples import PLACEMENT_CHOICES
@@ -97,13 +97,7 @@ class Recipe:
 
 def read_config(name_or_path: str | Path) -> dict:
     """The JSON of a preset (by name: `presets/NAME.json`) or of a file."""
-    path = Path(name_or_path)
-    if not path.is_file():
-        path = PRESETS / f"{name_or_path}.json"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in PRESETS.glob("*.json")))
-        raise ValueError(f"no recipe file or preset {str(name_or_path)!r}; presets: {known}")
-    return json.loads(path.read_text())
+    return read_json(name_or_path, PRESETS)
 
 
 def recipe_from(data: dict) -> Recipe:
