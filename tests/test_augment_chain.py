@@ -7,7 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from ticktock.scenarios import SAMPLE_RATE, espeak_available
+from ticktock.audio.io import SAMPLE_RATE
+from ticktock.scenarios import espeak_available
 from ticktock.scenarios.augment import CLEAN, Chain, training_chain
 from ticktock.scenarios.effects import BandLimit, Codec, Gain, Mix, Noise, Pitch, Room, Tempo, World, wsola
 from ticktock.scenarios.engines import Engines

@@ -9,7 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from ticktock.scenarios import SAMPLE_RATE, EspeakRenderer, espeak_available, make_scripts, render_script
+from ticktock.audio.io import SAMPLE_RATE
+from ticktock.scenarios import EspeakRenderer, espeak_available, make_scripts, render_script
 from ticktock.scenarios.augment import CLEAN
 from ticktock.scenarios.engines import Engines
 from ticktock.scenarios.festival import festival_voices, word_span
