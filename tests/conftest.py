@@ -41,19 +41,6 @@ def random_model(seed: int, vocab: int, audio_scale: float = 1.0, std: float = 0
     return m
 
 
-def gate_random_adapter(model: DuplexLM, seed: int, scale: float = 1.0) -> DuplexLM:
-    """Attach a random segment-gated adapter (`GatedLoRALinear`, rank 4) to every q/v/down projection, in place."""
-    from ticktock.model.gated_lora import gate_layer
-
-    g = torch.Generator().manual_seed(seed)
-    for name, mod in list(model.lm.named_modules()):
-        if name.endswith(("q_proj", "v_proj", "down_proj")):
-            out_f, in_f = mod.weight.shape
-            a, b = torch.randn(4, in_f, generator=g), torch.randn(out_f, 4, generator=g) * 0.5
-            gate_layer(model.lm, name, a, b, scale)
-    return model
-
-
 @pytest.fixture(scope="session")
 def shipped_protocol() -> DuplexProtocol:
     """The protocol over the shipped model's tokenizer (for texts of the real world)."""

@@ -1,5 +1,6 @@
 """Folding a side-channel adapter into a model needs no PEFT: W += (alpha / r) * B @ A, rows set."""
 
+import copy
 import json
 
 import pytest
@@ -7,9 +8,7 @@ import torch
 from safetensors.torch import save_file
 
 from ticktock.model import DuplexLM, preset
-import copy
-
-from ticktock.model.adapter import adapter_for, apply_side_channel, is_gated, merge_side_channel
+from ticktock.model.adapter import adapter_for, apply_side_channel, merge_side_channel
 
 
 def write_adapter(folder, model: DuplexLM, r: int = 4, alpha: int = 8, seed: int = 0) -> dict:
@@ -69,57 +68,27 @@ def test_adapter_naming_another_layer_is_rejected(tmp_path):
         merge_side_channel(model, ad)
 
 
-def test_gated_adapter_acts_on_segment_tokens_only(tmp_path):
-    """Gate off: the base model's hidden states; gate on: the merged model's; a mixed gate: the base up to the
-    first gated token (causal), other values after it."""
-    torch.manual_seed(2)
+def test_a_segment_gated_adapter_is_refused(tmp_path):
+    """Segment-gated adapters (`gate.json`) were an experiment the runtime does not run: one clear error."""
     model = DuplexLM(preset("test")).eval()
-    ad = write_adapter(tmp_path / "m-side-channel", model, seed=3)
-    assert not is_gated(tmp_path / "m-side-channel")
-    merged = merge_side_channel(copy.deepcopy(model), tmp_path / "m-side-channel")
+    write_adapter(tmp_path / "m-side-channel", model)
     (tmp_path / "m-side-channel" / "gate.json").write_text(json.dumps({"gate": "segment"}))
-    assert is_gated(tmp_path / "m-side-channel")
-    gated = apply_side_channel(copy.deepcopy(model), tmp_path / "m-side-channel")
-    assert torch.equal(gated.lm.model.embed_tokens.weight, merged.lm.model.embed_tokens.weight)  # rows set
-    x, pos = torch.randn(1, 6, model.cfg.decoder.hidden_size), torch.arange(6)[None]
-    base = merge_side_channel(copy.deepcopy(model), _rows_only(tmp_path, ad))  # the rows, no LoRA
-    with torch.no_grad():
-        off = gated.lm(x, pos, gate=torch.zeros(1, 6, dtype=torch.bool))
-        on = gated.lm(x, pos, gate=torch.ones(1, 6, dtype=torch.bool))
-        mixed = gated.lm(x, pos, gate=torch.tensor([[False, False, False, True, True, False]]))
-        torch.testing.assert_close(off, base.lm(x, pos), atol=1e-5, rtol=1e-5)
-        torch.testing.assert_close(on, merged.lm(x, pos), atol=1e-4, rtol=1e-4)
-    torch.testing.assert_close(mixed[:, :3], off[:, :3], atol=1e-6, rtol=1e-6)
-    assert not torch.allclose(mixed[:, 3:], off[:, 3:], atol=1e-3)
-    assert gated.lm.gate_state.value is None  # the gate lives for one forward
-
-
-def _rows_only(tmp_path, ad: dict):
-    """A copy of the adapter with its LoRA weights zeroed: merging it sets the two rows only."""
-    folder = tmp_path / "rows-only"
-    folder.mkdir()
-    (folder / "adapter_config.json").write_text(json.dumps({"r": 4, "lora_alpha": 8}))
-    save_file({k: torch.zeros_like(v) for k, v in ad["state"].items()}, str(folder / "adapter_model.safetensors"))
-    save_file(ad["rows"], str(folder / "asr_rows.safetensors"))
-    return folder
+    with pytest.raises(ValueError, match="segment-gated adapters .* not supported"):
+        apply_side_channel(model, tmp_path / "m-side-channel")
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("gated", [False, True])
-def test_an_adapter_applies_to_a_model_on_the_gpu(tmp_path, gated):
+def test_an_adapter_applies_to_a_model_on_the_gpu(tmp_path):
     """The adapter's tensors follow the model to its device (a CPU-only load failed on CUDA)."""
     torch.manual_seed(1)
     cpu = DuplexLM(preset("test")).eval()
     write_adapter(tmp_path / "m-side-channel", cpu)
-    if gated:
-        (tmp_path / "m-side-channel" / "gate.json").write_text(json.dumps({"gate": "segment"}))
     gpu = apply_side_channel(copy.deepcopy(cpu).cuda(), tmp_path / "m-side-channel")
     apply_side_channel(cpu, tmp_path / "m-side-channel")
     ids = torch.randint(0, 50, (1, 12))
-    gate = torch.arange(12)[None] % 2 == 0 if gated else None  # alternate tokens are segment tokens
-    outs = [m.lm(m.lm.embed(ids.to(dev)), torch.arange(12, device=dev)[None],
-                 gate=None if gate is None else gate.to(dev)) for m, dev in ((cpu, "cpu"), (gpu, "cuda"))]
+    outs = [m.lm(m.lm.embed(ids.to(dev)), torch.arange(12, device=dev)[None])
+            for m, dev in ((cpu, "cpu"), (gpu, "cuda"))]
     assert torch.allclose(outs[0], outs[1].cpu(), atol=1e-4)
 
 

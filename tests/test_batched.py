@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import gate_random_adapter, noise_chunks, random_model, steer_greedy
+from conftest import noise_chunks, random_model, steer_greedy
 from ticktock.bench.replay import BenchSession, replay
 from ticktock.cache.policies import make_policy
 from ticktock.decoding.draft import Draft
@@ -49,7 +49,7 @@ def requests(model, protocol) -> list[ForwardRequest]:
     d = model.cfg.decoder.hidden_size
     audio = torch.randn(10, d, generator=torch.Generator().manual_seed(0))
     return [
-        # audio + a tool result (and transcript kinds, where a segment-gated adapter acts)
+        # audio + a tool result + transcript tokens (each kind reaches the ledger)
         ForwardRequest([Segment(audio, [int(SlotKind.AUDIO)] * 10), ids(protocol, "sunny", SlotKind.TOOL_RESULT),
                         ids(protocol, "one two", SlotKind.ASR)], unit=1),
         # one token + a draft tree: two branches of two nodes
@@ -60,7 +60,7 @@ def requests(model, protocol) -> list[ForwardRequest]:
     ]
 
 
-@pytest.mark.parametrize("variant", ["plain", "gated", "qk_norm"])
+@pytest.mark.parametrize("variant", ["plain", "qk_norm"])
 def test_batched_forward_equals_per_session_forwards(protocol, variant):
     if variant == "qk_norm":  # Qwen3's per-head q/k RMSNorm
         from ticktock.model import DuplexLM, preset
@@ -76,8 +76,6 @@ def test_batched_forward_equals_per_session_forwards(protocol, variant):
                 w.normal_(1.0 if name.endswith("norm.weight") else 0.0, 0.5)
     else:
         model = random_model(0, protocol.vocab_size)
-    if variant == "gated":
-        gate_random_adapter(model, seed=2)
     solo, batch = twin_engines(model, protocol, SYSTEMS)
     reqs = requests(model, protocol)
     want = [e.forward(r.linear, r.unit, r.draft, r.draft_kinds) for e, r in zip(solo, reqs)]
@@ -181,10 +179,10 @@ def test_every_decoder_is_lossless_per_session_in_a_batch(protocol, name, seed):
 @pytest.mark.parametrize("name", ["ar", "pld", "sl"])
 @pytest.mark.parametrize("placement", ["after_decision", "after_content"])
 def test_side_channel_sessions_in_a_batch(protocol, name, placement):
-    """Inline segments (a segment-gated adapter acting on the batch's segment rows only) and trailing ones."""
+    """Inline segments and trailing ones."""
     p = DuplexProtocol(protocol.tokenizer, max_unit_tokens=24, max_asr_tokens=2)
     shares = {"speak": 0.3, "listen": 0.1, "asr_start": 0.3, "asr_end": 0.1, "chunk_eos": 0.05}
-    model = steer_greedy(gate_random_adapter(random_model(1, p.vocab_size), seed=3), p, shares, seed=1)
+    model = steer_greedy(random_model(1, p.vocab_size), p, shares, seed=1)
     chunks = all_chunks(1)
     ar = alone(model, p, "ar", chunks, side_channel=placement)
     got = BatchedSessions(sessions(model, p, name, side_channel=placement)).run(chunks, TOOLS)

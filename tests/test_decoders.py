@@ -11,7 +11,7 @@ from ticktock.decoding.registry import DECODERS
 from ticktock.protocol import DuplexProtocol, SlotKind
 from ticktock.session import CostModelClock, DuplexSession
 
-from conftest import gate_random_adapter, noise_chunks, random_model, steer_greedy
+from conftest import noise_chunks, random_model, steer_greedy
 
 # Every registered decoder is in the matrix; a new decoder is tested by registering it.
 NAMES = sorted(DECODERS)
@@ -39,16 +39,11 @@ def test_greedy_lossless(protocol, name, seed):
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("placement", ["after_decision", "after_content"])
-@pytest.mark.parametrize("gated", [False, True])
-def test_greedy_lossless_with_side_channel(protocol, name, placement, gated):
-    """Segments opened, filled and force-closed by the rules: still token-identical to ar, also with a
-    segment-gated adapter (drafted segment tokens must be verified with the adapter on, as ar feeds them)."""
+def test_greedy_lossless_with_side_channel(protocol, name, placement):
+    """Segments opened, filled and force-closed by the rules: still token-identical to ar."""
     p = DuplexProtocol(protocol.tokenizer, max_unit_tokens=24, max_asr_tokens=2)
     shares = {"speak": 0.3, "listen": 0.1, "asr_start": 0.3, "asr_end": 0.1, "chunk_eos": 0.05}
-    model = random_model(1, p.vocab_size)
-    if gated:
-        gate_random_adapter(model, seed=3)
-    model = steer_greedy(model, p, shares, seed=1)
+    model = steer_greedy(random_model(1, p.vocab_size), p, shares, seed=1)
     chunks = noise_chunks(6, 1)
     tools = {2: "flight JL123 at 9:40"}
     ar = run(model, p, "ar", chunks, tools, placement)

@@ -139,9 +139,9 @@ def test_group_size_and_tying_are_checked(wide):
 
 
 def test_an_attached_adapter_is_refused(source):
-    from ticktock.model.gated_lora import gate_layer
     model = copy.deepcopy(source[0])
-    gate_layer(model.lm, "model.layers.0.self_attn.q_proj", torch.zeros(2, 320), torch.zeros(320, 2), 1.0)
+    q = model.lm.model.layers[0].self_attn.q_proj
+    q.register_parameter("lora_A", torch.nn.Parameter(torch.zeros(2, q.in_features)))  # an unmerged LoRA weight
     with pytest.raises(ValueError, match="extra parameters"):
         expand_model(model, NARROW)
 

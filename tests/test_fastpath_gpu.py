@@ -185,22 +185,3 @@ def test_warmup_captures_without_touching_the_cache():
     assert torch.equal(k, p.fast.cache.k) and torch.equal(v, p.fast.cache.v) and p.fast.cache.length == n
     p.forward([seg(p.ids(3))], unit=0)
     assert len(p.fast.graphs) == before + 6  # the forward reused a warmed graph
-
-
-def test_gated_adapter_runs_eager_and_equals_the_engine():
-    """Packed weights carry no per-token adapter: a model with a segment-gated one takes the eager path, and a
-    forward over segment tokens (where the adapter acts) equals the plain engine's."""
-    from conftest import gate_random_adapter
-    from ticktock.protocol import SlotKind
-
-    model = gate_random_adapter(make_model("cpu", torch.float32), seed=4)
-    eager, fast = Engine(model, S), FastEngine(model, S, mode="static")
-    ids = torch.randint(0, model.cfg.decoder.vocab_size, (6,), generator=torch.Generator().manual_seed(2))
-    for k in (SlotKind.TEXT, SlotKind.ASR):
-        a, b = eager.forward([seg(ids, int(k))], unit=0), fast.forward([seg(ids, int(k))], unit=0)
-        torch.testing.assert_close(a, b)
-    assert fast.gated and fast.fast_forwards == 0
-    eager.reset()
-    plain = eager.forward([seg(ids, int(SlotKind.TEXT))], unit=0)
-    eager.reset()
-    assert not torch.allclose(plain, eager.forward([seg(ids, int(SlotKind.ASR))], unit=0), atol=1e-3)

@@ -13,7 +13,7 @@ from ticktock.cache.policies.acoustic_to_text import ACOUSTIC_KINDS
 from ticktock.protocol import Decision
 from ticktock.train.examples import IGNORE, UnitSpec
 from ticktock.train.side_channel.memory_examples import RETENTION_UNITS, build_memory_example, memory_end
-from ticktock.train.side_channel.examples import NATIVE, SEGMENT, unit_tokens
+from ticktock.train.side_channel.examples import NATIVE, unit_tokens
 
 from conftest import random_model
 
@@ -26,9 +26,8 @@ WORDS = ["", "what is", "the capital of france", "", "book a flight", "", "", "o
 
 
 def full_layout(p, placement: str, u1: int):
-    """The uncompacted session up to unit u1: (tokens, kept-by-a2t flags, native flags, unit of each token,
-    segment flags)."""
-    toks, kept, native, unit, segment = [], [], [], [], []
+    """The uncompacted session up to unit u1: (tokens, kept-by-a2t flags, native flags, unit of each token)."""
+    toks, kept, native, unit = [], [], [], []
     for k, (u, w) in enumerate(zip(UNITS[:u1], WORDS[:u1])):
         tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
         out, roles, _ = unit_tokens(p, u, w, placement)
@@ -36,8 +35,7 @@ def full_layout(p, placement: str, u1: int):
         kept += [False] * (1 + p.audio_per_chunk) + [True] * len(tr) + [p.output_kind(t) not in ACOUSTIC_KINDS for t in out]
         native += [False] * (1 + p.audio_per_chunk + len(tr)) + [r == NATIVE for r in roles]
         unit += [k] * (1 + p.audio_per_chunk + len(tr) + len(out))
-        segment += [False] * (1 + p.audio_per_chunk + len(tr)) + [r == SEGMENT for r in roles]
-    return toks, kept, native, unit, segment
+    return toks, kept, native, unit
 
 
 @pytest.mark.parametrize("placement", ["after_decision", "after_content"])
@@ -55,7 +53,7 @@ def test_memory_example_is_the_a2t_cache(protocol, placement):
         assert all(b > a for a, b in zip(pos, pos[1:])), "logical positions must strictly increase"
         matches = []
         for u1 in range(1, len(UNITS) + 1):
-            toks, kept, native, unit, segment = full_layout(p, placement, u1)
+            toks, kept, native, unit = full_layout(p, placement, u1)
             r0 = max(0, u1 - RETENTION_UNITS)
             idx = [i for i, k in enumerate(kept) if unit[i] >= r0 or k]
             if [toks[i] for i in idx] != ids[len(prefix):]:
@@ -66,9 +64,6 @@ def test_memory_example_is_the_a2t_cache(protocol, placement):
             # supervision: the retained units' native outputs only, none on what was evicted
             want = [toks[i + 1] if i + 1 < len(toks) and native[i + 1] and unit[i + 1] >= r0 else IGNORE for i in idx]
             assert ex.memory_labels[len(prefix):].tolist() == want
-            # transcript words stay segment tokens after eviction (a gated adapter computed them as such)
-            assert ex.segment[len(prefix):].tolist() == [segment[i] for i in idx]
-            assert not ex.segment[: len(prefix)].any()
             evicted = [j for j, i in enumerate(idx) if unit[i] < r0]
             assert all(ex.asr_labels[len(prefix) + j] == IGNORE and ex.open_target[len(prefix) + j] == -1 for j in evicted)
             seen_evicted |= r0 > 0

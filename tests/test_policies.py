@@ -162,7 +162,7 @@ class FeedLog:
     visible: list[set[int]] = field(default_factory=list)
 
     def wrap(self, forward):
-        def logged(x, positions, cache=None, new_mask=None, gate=None):
+        def logged(x, positions, cache=None, new_mask=None):
             if cache is not None:
                 assert new_mask is None, "these tests use linear forwards only (the ar decoder)"
                 t = x.shape[1]
@@ -174,7 +174,7 @@ class FeedLog:
                     self.kind.append(int(cache.kind[cache.length - t + i]))
                     self.unit.append(int(cache.unit[cache.length - t + i]))
                     self.visible.append(before | set(new[: i + 1]))
-            return forward(x, positions, cache, new_mask, gate=gate)
+            return forward(x, positions, cache, new_mask)
         return logged
 
 

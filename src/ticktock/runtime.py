@@ -27,9 +27,9 @@ def load_runtime(path: str | Path | None = None, device: str = "cpu", dtype: tor
     """The model at `path`, or the shipped default; a random-init `tiny` model if none is shipped yet.
 
     `side_channel`: the model is to write transcription segments, so its adapter
-    (`model.adapter.adapter_for`) is merged in (attached, if it is segment-gated; loaded, if it is a
-    whole model); `ticktock train side-channel`'s OUT/model of an ungated adapter (or of `--full`) is
-    already the side-channel model, and so is left as it is.
+    (`model.adapter.adapter_for`) is merged in (loaded, if it is a whole model); `ticktock train
+    side-channel`'s OUT/model of a LoRA adapter (or of `--full`) is already the side-channel model, and so
+    is left as it is.
     """
     path = Path(path) if path else DEFAULT_MODEL
     if any((path / f).is_file() for f in ("model.safetensors", "model.safetensors.index.json")):

@@ -40,7 +40,6 @@ import torch.nn.functional as F
 from ..cache.kv import KVCache
 from ..model.transformer import Attention, apply_rope, rope_cos_sin
 from ..model.duplex import DuplexLM
-from ..model.gated_lora import has_gated_lora, segment_gate
 from .eager import Engine, ForwardRecord, ForwardRequest, forward_inputs
 
 
@@ -69,19 +68,17 @@ class _Rows:
 
 
 @torch.no_grad()
-def batched_forward(model: DuplexLM, caches: Sequence[KVCache], requests: Sequence[ForwardRequest],
-                    gated: bool | None = None) -> list[torch.Tensor]:
+def batched_forward(model: DuplexLM, caches: Sequence[KVCache],
+                    requests: Sequence[ForwardRequest]) -> list[torch.Tensor]:
     """Append each request to its cache in one forward; logits per session, (1 + n_nodes, V) float32 each.
 
-    caches: one distinct `KVCache` per request. gated: the model carries a segment-gated adapter
-    (default: looked up); its gate is the concatenation of every session's.
+    caches: one distinct `KVCache` per request.
     """
     assert len(caches) == len(requests) >= 1, "one cache per request, at least one"
     assert len({id(c) for c in caches}) == len(caches), "every session of a batch needs its own cache"
     lm, dev = model.lm, model.device
-    gated = has_gated_lora(model) if gated is None else gated
     parts: list[_Rows] = []
-    xs, positions, kinds_all = [], [], []
+    xs, positions = [], []
     start = 0
     for cache, req in zip(caches, requests):
         segs, kinds, pos, new_mask = forward_inputs(req, cache.next_pos)
@@ -93,17 +90,12 @@ def batched_forward(model: DuplexLM, caches: Sequence[KVCache], requests: Sequen
         past = torch.ones(n, cache.length - n, dtype=torch.bool)
         parts.append(_Rows(cache, start, n, n_lin, torch.cat([past, new_mask], dim=-1).to(dev)))  # (n, S)
         positions.append(pos)
-        kinds_all += kinds
         start += n
     x = torch.cat(xs)[None]  # (1, T, D), T = all sessions' new rows
     cos, sin = rope_cos_sin(torch.cat(positions)[None].to(dev), lm.cfg.head_dim, lm.cfg.rope_theta, x.dtype)
-    lm.gate_state.value = segment_gate(kinds_all).to(dev) if gated else None
-    try:
-        for blk in lm.model.layers:
-            x = x + _attention(blk.self_attn, blk.input_layernorm(x), cos, sin, parts)
-            x = x + blk.mlp(blk.post_attention_layernorm(x))
-    finally:
-        lm.gate_state.value = None
+    for blk in lm.model.layers:
+        x = x + _attention(blk.self_attn, blk.input_layernorm(x), cos, sin, parts)
+        x = x + blk.mlp(blk.post_attention_layernorm(x))
     h = lm.model.norm(x)[0]  # (T, D)
     rows = torch.cat([torch.arange(p.start + p.n_lin - 1, p.start + p.n) for p in parts])  # root + tree rows
     logits = lm.logits(h[rows.to(dev)])  # (sum of 1 + n_nodes, V)
@@ -146,7 +138,6 @@ class BatchedEngine:
         self.model = model
         self.clock = clock
         self.records: list[BatchRecord] = []
-        self.gated = has_gated_lora(model)
 
     @torch.no_grad()
     def forward(self, engines: Sequence[Engine], requests: Sequence[ForwardRequest]) -> list[torch.Tensor]:
@@ -156,7 +147,7 @@ class BatchedEngine:
                 raise ValueError("every engine of a batch must run the batch's model")
         n_new = [r.new_tokens for r in requests]
         context = [e.cache.length + n for e, n in zip(engines, n_new)]
-        run = lambda: batched_forward(self.model, [e.cache for e in engines], requests, self.gated)  # noqa: E731
+        run = lambda: batched_forward(self.model, [e.cache for e in engines], requests)  # noqa: E731
         clock = self.clock or next((e.clock for e in engines if e.clock is not None), None)
         out, seconds = clock.time_forward(run, sum(n_new), sum(context)) if clock is not None else (run(), 0.0)
         self.records.append(BatchRecord(n_new, context, seconds))

@@ -16,7 +16,6 @@ import torch
 from ..cache.kv import KVCache
 from ..decoding.draft import Draft
 from ..model.duplex import DuplexLM
-from ..model.gated_lora import has_gated_lora, segment_gate
 
 
 @dataclass
@@ -59,7 +58,6 @@ class Engine:
                              dtype=model.dtype, device=model.device)
         self.clock = clock
         self.records: list[ForwardRecord] = []
-        self.gated = has_gated_lora(model)  # a segment-gated adapter needs each forward's gate (its slot kinds)
 
     @torch.no_grad()
     def forward(self, linear: list[Segment], unit: int, draft: Draft | None = None,
@@ -83,7 +81,7 @@ class Engine:
         segs, kinds, pos, mask = forward_inputs(req, cache.next_pos)
         x = m.embed_segments(segs)
         cache.reserve(pos, req.unit, kinds)
-        h = m.lm(x, pos[None].to(m.device), cache, mask, gate=segment_gate(kinds) if self.gated else None)
+        h = m.lm(x, pos[None].to(m.device), cache, mask)
         return m.lm.logits(h[0, n_lin - 1:])
 
     def reset(self) -> None:

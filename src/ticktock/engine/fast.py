@@ -196,8 +196,7 @@ class FastEngine(Engine):
         t = req.new_tokens
         tb = query_bucket(t, self.buckets)
         cache = self.cache
-        # packed weights carry no per-token adapter: a model with a segment-gated one runs eager
-        if self.gated or not self.uses_static or n_lin < 1 or tb is None or cache.length + tb > cache.max_slots:
+        if not self.uses_static or n_lin < 1 or tb is None or cache.length + tb > cache.max_slots:
             return super()._forward(req)
         self._ensure_ready()
         start, base = cache.length, cache.next_pos

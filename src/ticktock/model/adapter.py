@@ -1,11 +1,9 @@
 """Put a side-channel adapter (PEFT LoRA + the two trained token rows) into a loaded model.
 
 `ticktock train side-channel` saves `adapter/` (PEFT's `adapter_config.json` and
-`adapter_model.safetensors`, plus `asr_rows.safetensors`, and `gate.json` for a
-segment-gated adapter); the shipped model keeps a copy in `ticktock-tiny-side-channel/`,
-beside it. Needs only torch. An ungated adapter is merged, W += (alpha / r) * B @ A; a gated
-one is attached as `GatedLoRALinear` layers that act on segment tokens only (`gated_lora`).
-Either way the `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) are set.
+`adapter_model.safetensors`, plus `asr_rows.safetensors`); the shipped model keeps a copy in
+`ticktock-tiny-side-channel/`, beside it. Needs only torch. The adapter is merged,
+W += (alpha / r) * B @ A, and the `<|asr_start|>`/`<|asr_end|>` embedding rows (tied with the LM head) are set.
 A side channel trained whole (`--full`) ships as merged weights instead: a model folder
 (`config.json`, `model.safetensors`) in the same place, loaded in place of the base's weights, or,
 smaller, its decoder alone (`config.json`, `decoder.safetensors`: the `lm.*` tensors; the audio
@@ -22,12 +20,11 @@ from safetensors.torch import load_file
 
 from .config import ModelConfig
 from .duplex import DuplexLM
-from .gated_lora import gate_layer
 from .io import load_model
 
 ADAPTER_SUFFIX = "-side-channel"  # the shipped adapter sits beside its model: ticktock-tiny-side-channel/
 _PEFT_PREFIX = "base_model.model."  # PEFT wraps the decoder (`DuplexLM.lm`) as base_model.model
-GATE_FILE = "gate.json"  # {"gate": "segment"}: the adapter acts on segment tokens only
+GATE_FILE = "gate.json"  # written by earlier segment-gated adapters, which the runtime does not run
 MERGED_FILE = "side_channel_merged.json"  # in a model dir that already is the side-channel model: nothing to apply
 DECODER_FILE = "decoder.safetensors"  # a whole side channel's decoder (`lm.*`) alone; the base supplies the encoder
 
@@ -38,8 +35,8 @@ def mark_merged(model_dir: str | Path, how: str) -> None:
 
 
 def is_merged(model_dir: str | Path) -> bool:
-    """Is this model dir the side-channel model itself (`ticktock train side-channel`'s OUT/model of an ungated
-    LoRA or of `--full`)? The marker travels with the weights, so a base copied next to a run's adapter/ is not
+    """Is this model dir the side-channel model itself (`ticktock train side-channel`'s OUT/model of a LoRA
+    or of `--full`)? The marker travels with the weights, so a base copied next to a run's adapter/ is not
     taken for one."""
     return (Path(model_dir) / MERGED_FILE).is_file()
 
@@ -80,14 +77,10 @@ def adapter_for(model_dir: str | Path) -> Path | None:
     return None
 
 
-def is_gated(adapter: str | Path) -> bool:
-    """Was this adapter trained to act on segment tokens only (`ticktock train side-channel --gate segment`)?"""
-    f = Path(adapter) / GATE_FILE
-    return f.is_file() and json.loads(f.read_text()).get("gate") == "segment"
-
-
 def _lora_pairs(model: DuplexLM, adapter: Path) -> list[tuple[str, torch.Tensor, torch.Tensor, float]]:
     """Check the adapter folder; per adapted layer: (layer name, A (r, in), B (out, r), scale)."""
+    if (adapter / GATE_FILE).is_file():
+        raise ValueError(f"{adapter}: segment-gated adapters ({GATE_FILE}) are not supported")
     cfg_file, weights, rows_file = (adapter / n for n in ("adapter_config.json", "adapter_model.safetensors",
                                                            "asr_rows.safetensors"))
     for f in (cfg_file, weights, rows_file):
@@ -125,16 +118,6 @@ def merge_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
 
 
 @torch.no_grad()
-def attach_gated_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
-    """Wrap the adapted layers of `model` (in place) so the adapter acts on segment tokens only; return it."""
-    adapter = Path(adapter)
-    for name, a, b, scale in _lora_pairs(model, adapter):
-        gate_layer(model.lm, name, a, b, scale)
-    _set_rows(model, adapter)
-    return model
-
-
-@torch.no_grad()
 def load_whole_side_channel(model: DuplexLM, folder: str | Path) -> DuplexLM:
     """Replace `model`'s weights (in place) with the whole side-channel model in `folder`; return it."""
     if (Path(folder) / DECODER_FILE).is_file():
@@ -164,7 +147,7 @@ def _load_decoder_side_channel(model: DuplexLM, folder: Path) -> DuplexLM:
 
 
 def apply_side_channel(model: DuplexLM, adapter: str | Path) -> DuplexLM:
-    """Whole models are loaded, gated adapters attached, the others merged (`is_whole`, `is_gated`)."""
+    """Whole models are loaded (`is_whole`), LoRA adapters merged."""
     if is_whole(adapter):
         return load_whole_side_channel(model, adapter)
-    return attach_gated_side_channel(model, adapter) if is_gated(adapter) else merge_side_channel(model, adapter)
+    return merge_side_channel(model, adapter)

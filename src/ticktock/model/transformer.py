@@ -17,7 +17,6 @@ from torch import nn
 
 from ..cache.kv import KVCache
 from .config import DecoderConfig
-from .gated_lora import GateState
 
 
 class RMSNorm(nn.Module):
@@ -124,20 +123,18 @@ class Transformer(nn.Module):
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
-        self.gate_state = GateState()  # read by segment-gated adapters (`gated_lora`), if any are attached
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         return self.model.embed_tokens(ids)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, cache: KVCache | None = None,
-                new_mask: torch.Tensor | None = None, gate: torch.Tensor | None = None) -> torch.Tensor:
+                new_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Hidden states after the final norm.
 
         x: (B, T, D) input embeddings; positions: (B, T) logical positions.
         cache: when given, the T new slots must already be reserved; attention covers all resident slots.
         new_mask: (T, T) bool among the new tokens (True = attend), or (B, T, T) one per sequence (training on
         layouts whose tokens saw different caches: `train.side_channel.kv_visibility`); default causal.
-        gate: (B, T) bool, where a segment-gated adapter acts (`gated_lora`); ignored without one.
         Returns (B, T, D).
         """
         b, t, _ = x.shape
@@ -150,12 +147,8 @@ class Transformer(nn.Module):
         if mask.dim() == 3:
             mask = mask[:, None]  # (B, 1, T, S): the same for every head
         cos, sin = rope_cos_sin(positions, self.cfg.head_dim, self.cfg.rope_theta, x.dtype)
-        self.gate_state.value = None if gate is None else gate.to(x.device)
-        try:
-            for blk in self.model.layers:
-                x = blk(x, cos, sin, mask, cache)
-        finally:
-            self.gate_state.value = None
+        for blk in self.model.layers:
+            x = blk(x, cos, sin, mask, cache)
         return self.model.norm(x)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -27,44 +27,38 @@ def reference_greedy(model: DuplexLM, protocol: DuplexProtocol, chunks: list[np.
     p = protocol
     front = AudioFrontEnd(model, len(chunks[0]))
     seq: list[torch.Tensor] = [torch.tensor(p.prefix_ids(system))]
-    in_segment: list[bool] = [False] * len(seq[0])  # per input: a segment token (a gated adapter acts there)
 
     def next_token(banned: tuple[int, ...] = ()) -> int:
         x = model.embed_segments(seq)
-        h = model.lm(x, torch.arange(x.shape[1])[None].to(model.device), gate=torch.tensor(in_segment)[None])
+        h = model.lm(x, torch.arange(x.shape[1])[None].to(model.device))
         z = model.lm.logits(h[0, -1])
         z[list(banned)] = float("-inf")
         return int(z.argmax())
 
-    def commit(tok: int, out: list[int], segment_token: bool = False) -> None:
+    def commit(tok: int, out: list[int]) -> None:
         out.append(tok)
         seq.append(torch.tensor([tok]))
-        in_segment.append(segment_token)
-
-    def feed(inputs: torch.Tensor) -> None:
-        seq.append(inputs)
-        in_segment.extend([False] * len(inputs))
 
     def segment(out: list[int]) -> None:
         """Open a segment iff the greedy next token is <|asr_start|>; close it by the rules."""
         if next_token() != p.id("asr_start"):
             return
-        commit(p.id("asr_start"), out, True)
+        commit(p.id("asr_start"), out)
         n = 0
         while True:
             tok = next_token()
             if tok in p.control_ids or n == p.max_asr_tokens:  # <|asr_end|> itself is a control token
-                commit(p.id("asr_end"), out, True)
+                commit(p.id("asr_end"), out)
                 return
-            commit(tok, out, True)
+            commit(tok, out)
             n += 1
 
     outputs: list[list[int]] = []
     for i, chunk in enumerate(chunks):
-        feed(torch.tensor([p.id("unit")]))
-        feed(front.push(np.asarray(chunk, dtype=np.float32)))
+        seq.append(torch.tensor([p.id("unit")]))
+        seq.append(front.push(np.asarray(chunk, dtype=np.float32)))
         if tool_results and i in tool_results:
-            feed(torch.tensor(p.tool_result_ids(tool_results[i])))
+            seq.append(torch.tensor(p.tool_result_ids(tool_results[i])))
         out: list[int] = []
         n_response = 0
         # after_content: the delimiters belong to the trailing segment only (UnitRules.banned_in_response)

@@ -138,8 +138,7 @@ class UnitRules:
     def draft_kinds(self, tokens: list[int], parents: list[int]) -> list[int]:
         """The ledger kind each node of a draft tree (`Draft.tokens`/`parents`) takes if its path is committed.
 
-        A segment-gated adapter acts by kind, so a drafted segment token must be verified as one; each node
-        continues its parent's rules (the root: these), without touching them.
+        Each node continues its parent's rules (the root: these), without touching them.
         """
         states: list[UnitRules] = []
         kinds: list[int] = []

@@ -35,7 +35,7 @@ def collate_side_channel(batch: list[SideChannelExample], pad_id: int, device) -
         "mem_labels": pad([e.memory_labels if e.memory_labels is not None else np.full(len(e.ids), IGNORE)
                            for e in batch], IGNORE),
         **{k: pad([getattr(e, k) if getattr(e, k) is not None else np.zeros(len(e.ids), dtype=bool)
-                   for e in batch], 0) > 0 for k in ("segment", "pause", "recall")},
+                   for e in batch], 0) > 0 for k in ("pause", "recall")},
     }
     if any(e.kv_write is not None for e in batch):  # exact memory examples: the runtime's eviction mask
         out["kv_write"] = pad([e.kv_write if e.kv_write is not None else np.zeros(len(e.ids), dtype=np.int64)

@@ -78,7 +78,7 @@ def build_exact_memory_example(protocol: DuplexProtocol, system: str, units: lis
     return SideChannelExample(
         np.array(ids), np.full(n, IGNORE, dtype=np.int64), next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
         np.array(opens), positions, np.array(slots), *teacher, window_audio(audio, 0, u1, chunk), u1,
-        memory_labels=memory_labels, segment=np.array(roles) == SEGMENT, recall=recall,
+        memory_labels=memory_labels, recall=recall,
         kv_write=np.array(write, dtype=np.int64),
         kv_gone=eviction_times(np.array(ledger), np.array(acoustic), retention_units))
 

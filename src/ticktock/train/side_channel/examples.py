@@ -41,7 +41,6 @@ class SideChannelExample:
     audio: np.ndarray  # ((U+1)*chunk + 240,) float16, shared by both sequences
     n_units: int
     memory_labels: np.ndarray | None = None  # (T,) native targets learnt by cross-entropy (memory examples)
-    segment: np.ndarray | None = None  # (T,) bool: a segment token (the gated-LoRA experiment reads it)
     pause: np.ndarray | None = None  # (T,) bool: where a pause unit's decision is predicted (the `pause` term)
     recall: np.ndarray | None = None  # (T,) bool: where a recall answer's output is predicted (the `recall` term)
     kv_write: np.ndarray | None = None  # (T,) when the runtime wrote each token (`kv_visibility`; exact examples)
@@ -122,8 +121,7 @@ def build_side_channel_example(protocol: DuplexProtocol, system: str, units: lis
     return SideChannelExample(
         np.array(ids), labels, asr_labels, np.array(opens), np.array(window_positions(len(prefix), len(ids), offset)),
         np.array(slots), np.array(t_ids), t_labels, np.array(window_positions(len(prefix), len(t_ids), offset)),
-        np.array(t_slots), window_audio(audio, u0, u1, chunk), u1 - u0, segment=np.array(roles) == SEGMENT,
-        pause=pause)
+        np.array(t_slots), window_audio(audio, u0, u1, chunk), u1 - u0, pause=pause)
 
 
 def next_labels(seq: list[int], roles: list[int], role: int, skip: int | None = None) -> np.ndarray:

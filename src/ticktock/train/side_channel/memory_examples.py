@@ -118,18 +118,15 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     ids, roles, slots, opens, pos = list(prefix), [INPUT] * len(prefix), [-1] * len(prefix), [-1] * len(prefix), \
         list(range(len(prefix)))
     unit_of = [-1] * len(prefix)
-    segment = [False] * len(prefix)  # transcript words stay segment tokens after their unit's eviction
     answer = [False] * len(prefix)  # a retained recall unit's native output
     nxt = len(prefix) + offset  # the logical position of the next token of the uncompacted session
     for k in history + list(range(r0, u1)):
         tr, out, rl, at = bodies[k]
         head = [p.id("unit")] + [p.id("pad")] * e + tr
         if k < r0:  # evicted: the tool result and the kept outputs, where the unit is laid out
-            kept = [(t, i, r) for t, i, r, keep in zip(head + out, range(nxt, nxt + full[k]),
-                                                        [INPUT] * len(head) + rl, keeps[k]) if keep]
-            ids += [t for t, _, _ in kept]
-            pos += [i for _, i, _ in kept]
-            segment += [r == SEGMENT for _, _, r in kept]
+            kept = [(t, i) for t, i, keep in zip(head + out, range(nxt, nxt + full[k]), keeps[k]) if keep]
+            ids += [t for t, _ in kept]
+            pos += [i for _, i in kept]
             answer += [False] * len(kept)
             roles += [INPUT] * len(kept)
             unit_of += [k] * len(kept)
@@ -139,7 +136,6 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
             opened = at >= 0 and at + 1 < len(rl) and rl[at + 1] == SEGMENT
             ids += head + out
             roles += [INPUT] * len(head) + rl
-            segment += [False] * len(head) + [r == SEGMENT for r in rl]
             answer += [False] * len(head) + [units[k].recall and r == NATIVE for r in rl]
             unit_of += [k] * (len(head) + len(out))
             slots += [-1] + [(k - t0) * e + j for j in range(e)] + [-1] * (len(head) - 1 - e + len(out))
@@ -158,7 +154,7 @@ def build_memory_example(protocol: DuplexProtocol, system: str, units: list[Unit
     return SideChannelExample(
         np.array(ids), labels, next_labels(ids, roles, SEGMENT, skip=p.id("asr_start")),
         np.array(opens), np.array(pos), np.array(slots), *teacher, window_audio(audio, t0, u1, chunk), u1 - t0,
-        memory_labels=memory_labels, segment=np.array(segment), recall=recall)
+        memory_labels=memory_labels, recall=recall)
 
 
 def _teacher(p: DuplexProtocol, prefix: list[int], units: list[UnitSpec], bodies: list, t0: int, u1: int,
