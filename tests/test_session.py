@@ -163,7 +163,7 @@ def test_rules_cut_a_verdict_where_a_segment_is_force_closed(asr_protocol):
     tokens = [p.id("speak"), p.id("asr_start"), *words, p.id("listen")]
     verdict = Verdict(list(range(len(tokens) - 1)), tokens)
     ruling = UnitRules(p, "after_decision").rule(tokens, tokens)
-    assert (ruling.n, ruling.last, ruling.in_segment) == (5, p.id("asr_end"), True)  # the third word would overflow
+    assert (ruling.n, ruling.last, ruling.in_segment, ruling.forced) == (5, p.id("asr_end"), True, True)  # 3rd word
     assert ruling.kinds == [int(k) for k in (SlotKind.DECISION, SlotKind.ASR_MARK, SlotKind.ASR, SlotKind.ASR,
                                              SlotKind.ASR_MARK)]
     assert cut_verdict(verdict, ruling.n, ruling.last) == Verdict([0, 1, 2, 3], tokens[:4] + [p.id("asr_end")])

@@ -231,15 +231,17 @@ class DuplexSession:
             else:
                 verdict = verify_greedy(draft, logits, max_tokens=budget)
             ruling = rules.rule(verdict.tokens, self._argmax_tokens(rules, verdict, logits))
-            verdict = cut_verdict(verdict, ruling.n, ruling.last)
-            tokens, kinds = verdict.tokens, ruling.kinds
+            ruled = cut_verdict(verdict, ruling.n, ruling.last)
+            tokens, kinds = ruled.tokens, ruling.kinds
             tree_start = cache.length - (len(draft) if draft else 0)
-            cache.commit_path(tree_start, [tree_start + j for j in verdict.accepted])
+            cache.commit_path(tree_start, [tree_start + j for j in ruled.accepted])
             for j, k in enumerate(kinds[:-1]):  # drafted nodes were labelled provisionally
                 cache.kind[tree_start + j] = k
-            self.decoder.observe(history, draft, logits, verdict)
-            self._record(res, draft, verdict.accepted, tokens)
-            res.margins += top2_margins(logits, [0] + [a + 1 for a in verdict.accepted])
+            # the decoder learns from the model's own verdict (lookahead aligns its window to it), unless a rule
+            # forced a token into it: then from what was committed
+            self.decoder.observe(history, draft, logits, ruled if ruling.forced else verdict)
+            self._record(res, draft, ruled.accepted, tokens)
+            res.margins += top2_margins(logits, [0] + [a + 1 for a in ruled.accepted])
             if ruling.in_segment:
                 res.asr_forwards += 1
                 res.asr_seconds += self.engine.records[-1].seconds

@@ -52,6 +52,7 @@ class Ruling:
     last: int
     kinds: list[int]  # the n tokens' ledger kinds
     in_segment: bool  # any of them is a segment token
+    forced: bool  # `last` is not the verdict's own token
 
 
 @dataclass
@@ -133,7 +134,7 @@ class UnitRules:
             kinds.append(int(kind))
             if cut:
                 break
-        return Ruling(len(kinds), last, kinds, self.segment_tokens > n_segment)
+        return Ruling(len(kinds), last, kinds, self.segment_tokens > n_segment, forced=last != tok)
 
     def draft_kinds(self, tokens: list[int], parents: list[int]) -> list[int]:
         """The ledger kind each node of a draft tree (`Draft.tokens`/`parents`) takes if its path is committed.
