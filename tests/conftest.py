@@ -21,6 +21,15 @@ CORPUS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def grad_mode_restored():
+    """Commands run in-process switch autograd off for their whole process (`eval`, `bench`, ...): give the next
+    test the mode it started with."""
+    enabled = torch.is_grad_enabled()
+    yield
+    torch.set_grad_enabled(enabled)
+
+
 @pytest.fixture(scope="session")
 def protocol() -> DuplexProtocol:
     return DuplexProtocol(train_tokenizer(CORPUS * 4, vocab_size=400), max_unit_tokens=24)

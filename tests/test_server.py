@@ -325,7 +325,7 @@ def test_tool_results_client_first_then_mock_tool(tmp_path):
         sent.append(ev)
 
     async def run():
-        rt = SimpleNamespace(protocol=SimpleNamespace(chunk_seconds=1.0))
+        rt = SimpleNamespace(protocol=SimpleNamespace(chunk_seconds=1.0, chunk_samples=16000))
         live = LiveSession(SessionStart(), rt, SimpleNamespace(), send, tmp_path)
         live.log = SessionLog(tmp_path / "log.jsonl")
         live.calls = [PendingCall("call_3", 'set_timer(minutes=5)', 3), PendingCall("call_5", "no_such_tool()", 5)]

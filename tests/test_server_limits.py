@@ -147,7 +147,7 @@ def test_a_message_past_the_queued_bytes_cap_is_dropped_and_nothing_else(capped,
 
 def test_queued_bytes_count_chunks_and_partial_audio(tmp_path):
     async def run():
-        rt = SimpleNamespace(protocol=SimpleNamespace(chunk_seconds=1.0))
+        rt = SimpleNamespace(protocol=SimpleNamespace(chunk_seconds=1.0, chunk_samples=16000))
         live = LiveSession(SessionStart(), rt, SimpleNamespace(), _ignore, tmp_path)
         live.append(AudioAppend(pcm16_frame(np.zeros(24000, np.float32))["audio"], "pcm16", 16000))
         return live.queued_bytes()
