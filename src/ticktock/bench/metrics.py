@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
+
 BUCKETS: tuple[tuple[str, int, int], ...] = (
     ("1", 1, 1), ("2-4", 2, 4), ("5-16", 5, 16), ("17-64", 17, 64), ("65-128", 65, 10**9))
 
@@ -23,6 +25,10 @@ def bucket_of(n_tokens: int) -> str:
 def _mean(xs) -> float | None:
     xs = list(xs)
     return sum(xs) / len(xs) if xs else None
+
+
+def _quantile(xs: list[float], q: float) -> float | None:
+    return float(np.quantile(xs, q)) if xs else None
 
 
 def _rnd(x: float | None, nd: int = 4) -> float | None:
@@ -104,6 +110,10 @@ def decoder_metrics(units: dict[tuple[str, int], dict], ref: dict[tuple[str, int
         "peak_resident_slots": max((r["resident_slots"] for r in units.values()), default=0),
         "host_s": _rnd(sum(r.get("host_ms", 0.0) for r in units.values()) / 1000, 2),
         "decision_acc": _rnd(_mean(r["decision"] == r["expected"] for r in n_exp)),
+        "latency_ms_p50": _rnd(_quantile([r["latency_ms"] for r in units.values()], 0.5), 3),
+        "latency_ms_p99": _rnd(_quantile([r["latency_ms"] for r in units.values()], 0.99), 3),
+        "device_mb_per_session": max((r["device_mb"] for r in units.values() if r.get("device_mb") is not None),
+                                     default=None),
     }
 
 

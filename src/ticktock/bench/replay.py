@@ -28,7 +28,7 @@ from .runner import BenchSession, closed_loop, sessions_from_entries
 UNIT_FIELDS = (
     "session", "family", "decoder", "unit", "decision", "expected", "n_tokens", "tokens", "forwards",
     "tokens_per_forward", "latency_ms", "lag_ms", "post_audio_ms", "idle_used_ms", "overflow_ms", "window_ms",
-    "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call", "host_ms", "margins",
+    "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call", "host_ms", "margins", "device_mb",
 )
 
 
@@ -44,6 +44,7 @@ def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
         "runnerup_used": bool(r.runnerup_used), "tool_call": r.tool_call,
         "host_ms": round(getattr(r, "host_seconds", 0.0) * 1000, 3),
         "margins": [round(m, 4) for m in r.margins],
+        "device_mb": getattr(r, "device_mb", None),  # live runs on a GPU: peak memory per session past the weights
     }
 
 
@@ -51,21 +52,35 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
               clock: Clock | Callable[[], Clock], tool_results: list[dict[int, str]] | None,
               tool_runner: Callable[[str], str] | None, temperature: float = 0.0,
               seeds: list[int] | None = None, side_channel: str | None = None, engine: str = "auto",
-              batched: bool = False) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
+              batched: bool = False, live: str | None = None) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
     """Fresh sessions of `group` for one decoder, sharing one device (`runner.closed_loop`).
 
     With `tool_results` given (one dict per session), inject those; else run the tools.
     engine: "auto" | "eager" | "fast"; engines are reused from group to group (`borrowed_engine`).
     batched: step the group's chunk t together, one batched forward per round (`session.BatchedSessions`;
     eager path, drafting still per session) instead of session after session.
+    live: "serial" | "batched": chunks arrive in real time, staggered (`bench.live`); else a simulated timeline.
     Returns per session the unit results and the tool results injected (by unit index)."""
     fresh = clock if callable(clock) and not isinstance(clock, Clock) else (lambda: clock)
+    slots = live_slots(max(len(b.chunks) for b in group)) if live else 16384
     with ExitStack() as stack:
-        engines = [stack.enter_context(borrowed_engine(model, engine)) for _ in group]
-        live = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
-                              system=b.system, side_channel=side_channel, engine=eng)
-                for b, seed, eng in zip(group, seeds or [0] * len(group), engines)]
-        return closed_loop(live, [b.chunks for b in group], tool_runner, tool_results, batched)
+        engines = [stack.enter_context(borrowed_engine(model, engine, slots)) for _ in group]
+        sessions = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
+                                  system=b.system, side_channel=side_channel, engine=eng, max_slots=slots)
+                    for b, seed, eng in zip(group, seeds or [0] * len(group), engines)]
+        chunks = [b.chunks for b in group]
+        if live is None:
+            return closed_loop(sessions, chunks, tool_runner, tool_results, batched)
+        from .live import device_memory, live_loop
+        return live_loop(sessions, chunks, tool_runner, tool_results, batched=live == "batched",
+                         device_mb=device_memory(model, len(group)))
+
+
+def live_slots(n_units: int) -> int:
+    """KV slots for a live session of `n_units` units: every unit at its token cap, to a power of two (a
+    live run's engines are sized to its sessions: the static caches are most of a session's GPU memory)."""
+    need = 256 + 160 * n_units
+    return min(16384, 1 << (need - 1).bit_length())
 
 
 def reference_first(names: Iterable[str], reference: str) -> list[str]:
@@ -88,7 +103,7 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
            tool_runner: Callable[[str], str] | None = tool_result,
            progress: Callable[[BenchSession], None] | None = None, concurrent: int = 1,
            first_index: int = 0, side_channel: str | None = None, engine: str = "auto",
-           batched: bool = False) -> list[dict]:
+           batched: bool = False, live: str | None = None) -> list[dict]:
     """Every session × decoder, closed loop; one record per unit (see `UNIT_FIELDS`).
 
     clock: a clock, or a zero-argument factory for a fresh one per session run.
@@ -96,6 +111,7 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
     side_channel: transcription segments in every session ("after_decision" / "after_content"; docs/design.md §4).
     engine: "auto" (fast on CUDA, eager elsewhere) | "eager" | "fast".
     batched: a group's chunk work in batched forwards (`run_group`); off by default.
+    live: "serial" | "batched": each group in real time (`bench.live`).
     Sampling (temperature > 0) seeds session k (k counted from `first_index`) with `seed + k`,
     the same for every decoder.
     """
@@ -109,7 +125,7 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
             tool_results: list[dict[int, str]] | None = None
             for d in decs:
                 results, injected = run_group(model, protocol, group, d, clock, tool_results, tool_runner,
-                                              temperature, seeds, side_channel, engine, batched)
+                                              temperature, seeds, side_channel, engine, batched, live)
                 if tool_results is None:  # `ar` ran the tools; the others reuse its results
                     tool_results = injected
                 for sess, rs in zip(group, results):
@@ -155,6 +171,7 @@ class ReplayJob:
     max_asr_tokens: int | None = None  # the idle schedule's transcript cap (None: the protocol's own)
     engine: str = "auto"
     dtype: str = "float32"
+    live: str | None = None  # "serial" | "batched": real time (`bench.live`)
 
     def load(self, device: str) -> tuple[Runtime, Clock]:
         """The runtime (its transcript cap applied) and the clock every session gets."""
@@ -174,4 +191,5 @@ class ReplayJob:
         chunk = rt.protocol.chunk_samples
         return replay(rt.model, rt.protocol, sessions_from_entries(folder, entries, chunk), self.decoders, clock,
                       temperature=self.temperature, seed=self.seed, concurrent=self.concurrent,
-                      first_index=k * self.concurrent, side_channel=self.side_channel, engine=self.engine)
+                      first_index=k * self.concurrent, side_channel=self.side_channel, engine=self.engine,
+                      live=self.live)

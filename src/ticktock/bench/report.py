@@ -154,6 +154,57 @@ def plot_sweep(sweep: dict[str, dict[str, dict]], axis: str, path: Path) -> str:
     return path.name
 
 
+def plot_capacity(sweep: dict[str, dict[str, dict]], path: Path, chunk_ms: float = 1000.0) -> str:
+    """ℓ p50 and p99 against the number of concurrent sessions N, one line pair per decoder."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = sorted(sweep, key=float)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for k, d in enumerate(next(iter(sweep.values()))):
+        color = f"C{k}"
+        for key, style in (("latency_ms_p50", "o-"), ("latency_ms_p99", "s--")):
+            ys = [sweep[x][d].get(key) or float("nan") for x in xs]
+            ax.plot([float(x) for x in xs], ys, style, color=color, label=f"{d} {key[-3:]}")
+    ax.axhline(chunk_ms, color="#888888", lw=0.8, ls=":", label="deadline (one chunk)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("concurrent sessions N")
+    ax.set_ylabel("post-audio latency ℓ (ms)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def capacity(sweep: dict[str, dict[str, dict]], decoder: str) -> int | None:
+    """The largest N of a sessions sweep up to which (every swept N at most it) `decoder` missed no deadline
+    and no session lagged; None if it did at the smallest N."""
+    best = None
+    for x in sorted(sweep, key=float):
+        m = sweep[x][decoder]
+        if m.get("deadline_miss_rate") != 0 or m.get("lagging_sessions") != 0:
+            break
+        best = int(x)
+    return best
+
+
+def capacity_markdown(sweep: dict[str, dict[str, dict]]) -> str:
+    """Per N and decoder: ℓ p50 / p99, misses, lagging sessions, GPU memory per session; the capacity per decoder."""
+    xs = sorted(sweep, key=float)
+    decs = list(next(iter(sweep.values())))
+    rows = [[x, d] + [sweep[x][d].get(k) for k in ("latency_ms_p50", "latency_ms_p99", "deadline_miss_rate",
+                                                   "lagging_sessions", "max_lag_ms_max", "device_mb_per_session")]
+            for x in xs for d in decs]
+    caps = ", ".join(f"{d} N = {capacity(sweep, d)}" for d in decs)
+    return "\n".join(["", "## Latency vs sessions", "",
+                      _table(["N", "decoder", "ℓ p50 ms", "ℓ p99 ms", "miss rate", "lagging", "max lag ms",
+                              "GPU MiB / session"], rows),
+                      "", f"Largest N with no deadline missed and no session lagging: {caps}."])
+
+
 def sweep_markdown(sweeps: dict[str, dict[str, dict]]) -> str:
     """Tables of speak / tool speedup per swept value (the keys of `sweeps`: 'temperature', 'sessions')."""
     parts = []
@@ -164,6 +215,8 @@ def sweep_markdown(sweeps: dict[str, dict[str, dict]]) -> str:
                   _table([axis] + [f"{d} speak ×" for d in decs] + [f"{d} tool ×" for d in decs],
                          [[x] + [sweep[x][d].get("speak_speedup") for d in decs]
                           + [sweep[x][d].get("tool_speedup") for d in decs] for x in xs])]
+        if axis == "sessions":
+            parts.append(capacity_markdown(sweep))
     return "\n".join(parts) + "\n"
 
 
@@ -186,6 +239,8 @@ def write_results(out: str | Path, config: dict, records: list[dict], summary: d
             for axis, sweep in (sweeps or {}).items():
                 if len(sweep) > 1:
                     names.append(plot_sweep(sweep, axis, out / f"speedup_vs_{axis}.png"))
+                if axis == "sessions" and len(sweep) > 1:
+                    names.append(plot_capacity(sweep, out / "latency_vs_sessions.png", chunk_ms))
         except ImportError:  # matplotlib is optional for the numbers
             pass
     if sweeps:

@@ -40,3 +40,11 @@ def part_of(entries: list[dict], part: str) -> list[dict]:
         raise ValueError(f"--part: need 1 <= K <= M, got {part!r}")
     lo, hi = (k - 1) * len(entries) // m, k * len(entries) // m
     return entries[lo:hi]
+
+
+def first_units(entries: list[dict], n_units: int) -> list[dict]:
+    """Each entry cut to its first `n_units` units (its audio is read only that far; its script's labels too)."""
+    if n_units < 1:
+        raise ValueError(f"a session needs at least one unit, got {n_units}")
+    return [{**e, "n_units": min(e["n_units"], n_units), "units": list(e.get("units", []))[:n_units]}
+            for e in entries]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -15,11 +16,13 @@ from .cells import cell as _cell
 from .engine_options import add_engine_options, torch_dtype
 
 DEFAULT_DECODERS = "ar,pld,tr,lookahead,sl"
+LIVE_MODES = ("serial", "batched")  # bench.live.MODES (not imported: the parser stays light)
+LIVE_KEYS = ("latency_ms_p50", "latency_ms_p99", "deadline_miss_rate", "lagging_sessions", "device_mb_per_session")
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="decoder latency on a suite: speedup over AR, #MAT, deadline misses, lag")
-    p.add_argument("--suite", default="quick", choices=["quick", "full", "heldout", "long", "pairs"])
+    p.add_argument("--suite", default="quick", choices=["quick", "full", "heldout", "long", "pairs", "live"])
     p.add_argument("--n", type=int, default=None, help="only the first N sessions of the suite")
     p.add_argument("--sample", type=int, default=None, metavar="N",
                    help="a stratified sample of N sessions covering every family (seeded by --seed; ids in config.json)")
@@ -28,6 +31,12 @@ def add_parser(sub) -> None:
                         "merge the parts with scripts/merge_bench.py)")
     p.add_argument("--sessions", default="1",
                    help="sessions sharing one device at a time; a list (1,2,4) also sweeps it (Fig. 4c)")
+    p.add_argument("--live", default=None, choices=LIVE_MODES,
+                   help="real time (needs --clock wall): each N of --sessions runs the first N sessions at once, "
+                        "their chunks arriving on the clock, staggered; serial: one unit at a time, batched: "
+                        "units in flight share batched forwards (docs/scaling.md)")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="only the first SECONDS of each session's audio (e.g. the long suite's sessions cut short)")
     p.add_argument("--decoders", default=DEFAULT_DECODERS,
                    help=f"comma-separated decoder names (default {DEFAULT_DECODERS}; 'ar' is always added)")
     p.add_argument("--clock", default="cost", choices=["cost", "wall"])
@@ -72,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.metrics import json_view, summarize
     from ..bench.profiles import profile_for_clock, scheduled_protocol
     from ..bench.replay import ReplayJob, group_tasks, ordered_decoders
-    from ..bench.report import write_results
-    from ..bench.sample import part_of, stratified_sample
+    from ..bench.report import capacity, write_results
+    from ..bench.sample import first_units, part_of, stratified_sample
     from ..bench.workers import run_jobs
     from ..cli import CommandError
     from ..decoding.registry import DECODERS
@@ -91,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
     counts = _floats(args.sessions, "sessions", int)
     if min(counts) < 1 or min(temps) < 0:
         raise CommandError("--sessions must be >= 1 and --temperature >= 0")
+    if args.live and (args.clock != "wall" or args.workers > 1):
+        raise CommandError("--live runs sessions in real time: it needs --clock wall and one worker")
     if args.workers > 1 and args.clock != "cost":
         console.print("[yellow]note: a wall clock with several workers also times their contention; "
                       "keep workers well under the number of cores")
@@ -111,6 +122,14 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as err:
             raise CommandError(str(err)) from err
     chunk_ms = rt.protocol.chunk_seconds * 1000
+    if args.seconds is not None:
+        try:
+            entries = first_units(entries, math.ceil(args.seconds / rt.protocol.chunk_seconds))
+        except ValueError as err:
+            raise CommandError(f"--seconds: {err}") from err
+    if args.live and len(entries) < max(counts):
+        raise CommandError(f"--live with --sessions up to {max(counts)} needs as many sessions; the selection "
+                           f"has {len(entries)}")
     side_channel = None if args.side_channel == "off" else args.side_channel
     if side_channel:
         rt.protocol = scheduled_protocol(rt.protocol, args.clock, profile, args.device, args.asr_share)
@@ -119,10 +138,10 @@ def run(args: argparse.Namespace) -> int:
 
     def records_for(temperature: float, concurrent: int) -> list[dict]:
         job = ReplayJob(args.model, args.device, args.clock, profile, tuple(decoders), temperature, args.seed,
-                        concurrent, side_channel, rt.protocol.max_asr_tokens, args.engine, args.dtype)
-        tasks = group_tasks(entries, concurrent)
+                        concurrent, side_channel, rt.protocol.max_asr_tokens, args.engine, args.dtype, args.live)
+        tasks = group_tasks(entries[:concurrent] if args.live else entries, concurrent)
         with Progress(f"bench {args.suite} · T={temperature:g} · N={concurrent} · {len(decoders)} decoders",
-                      len(entries), "sessions", console=console) as bar:
+                      sum(len(g) for _, g in tasks), "sessions", console=console) as bar:
             done = run_jobs(job, folder, tasks, args.workers, loaded=(rt, clock),
                             on_result=lambda k, _: bar.advance(len(tasks[k][1])))
         return [r for recs in done for r in recs]
@@ -155,14 +174,20 @@ def run(args: argparse.Namespace) -> int:
     for axis, sweep in sweeps.items():
         for table in sweep_tables(axis, sweep, decoders[1:]):
             console.print(table)
+    if args.live and "sessions" in sweeps:
+        console.print("largest N with no deadline missed and no session lagging: "
+                      + ", ".join(f"{d} {capacity(sweeps['sessions'], d)}" for d in decoders))
     console.print(f"results: {out}/ (report.md, summary.json, units.jsonl)")
     if args.json:
         line = {"suite": args.suite, "clock": args.clock, "temperature": temps[0], "concurrent_sessions": counts[0],
                 "decoders": json_view(summary)}
         if sweeps:
-            line["sweeps"] = {axis: {x: {d: {k: m[d].get(k) for k in ("speak_speedup", "tool_speedup")}
-                                         for d in decoders} for x, m in sweep.items()}
+            keys = ("speak_speedup", "tool_speedup") + (LIVE_KEYS if args.live else ())
+            line["sweeps"] = {axis: {x: {d: {k: m[d].get(k) for k in keys} for d in decoders}
+                                     for x, m in sweep.items()}
                               for axis, sweep in sweeps.items()}
+        if args.live and "sessions" in sweeps:
+            line["capacity"] = {d: capacity(sweeps["sessions"], d) for d in decoders}
         line["out"] = str(Path(out).resolve())  # the results folder (last: the keys before it stay as they were)
         print(json.dumps(line))
     return 0

@@ -11,7 +11,7 @@ def add_parser(sub) -> None:
     dsub = p.add_subparsers(dest="action", required=True)
     m = dsub.add_parser("make", help="render a suite to DIR/manifest.jsonl and DIR/audio/*.wav")
     m.add_argument("--suite", required=True,
-                   choices=["quick", "heldout", "full", "long", "pairs", "takeover", "phrasings", "quick-jitter", "heldout-jitter",
+                   choices=["quick", "heldout", "full", "long", "live", "pairs", "takeover", "phrasings", "quick-jitter", "heldout-jitter",
                             "heldout-festival-kdl", "heldout-flite"],
                    help="heldout-festival-kdl / heldout-flite: heldout's sessions in engines that never train (festival's "
                         "kdl voice, flite's voices; they need festival with festvox-kdlpc16k, flite)")

@@ -76,6 +76,8 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     # the nine families round-robin (756 sessions), then 40 two-call tool requests (65-128-token units)
     Suite("full", 796, "heldout", seed=3003, appended=(("tool_pair", 40),)),
     Suite("long", 10, "heldout", seed=4004, families=("long",)),
+    # conversations for many sessions at once in real time (`bench --live --seconds 45`; docs/scaling.md)
+    Suite("live", 32, "heldout", seed=8008, families=("long",)),
     Suite("pairs", 40, "heldout", seed=5005, families=("tool_pair",)),
     # takeover rates over 750 pauses and 418 backchannels: the 51 and 199 pauses
     # of `heldout` and `full` leave a takeover change uncertain by ±2-5 points

@@ -29,6 +29,7 @@ from ..runtime import Runtime
 from ..scenarios.world import tool_result
 from ..scenarios.compose import DEFAULT_SYSTEM_PROMPT
 from ..session import DuplexSession, UnitResult
+from ..session.timeline import LiveTimeline
 from .audio_in import AudioIn
 from .draft_gate import live_decoder
 from .log import SessionLog
@@ -52,22 +53,6 @@ class PendingCall:
     unit: int
     result: str | None = None  # from the client, waiting for the next unit
     delivered_by: str | None = None  # "client" | "server" once fed to the model
-
-
-@dataclass
-class LiveTimeline:
-    """Wall-clock ℓ_t and b_t of a live session."""
-
-    chunk_seconds: float = 1.0
-    lag: float = 0.0
-    prev_end: float | None = None
-
-    def add(self, arrival: float, end: float) -> tuple[float, float]:
-        ready = arrival if self.prev_end is None else max(arrival, self.prev_end)
-        latency = end - ready
-        self.lag = max(0.0, self.lag + latency - self.chunk_seconds)
-        self.prev_end = end
-        return latency, self.lag
 
 
 def validate_options(opts: SessionStart) -> None:

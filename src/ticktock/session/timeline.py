@@ -62,3 +62,23 @@ class Timeline:
         u = UnitTiming(index, arrival, ready, window, idle_used, start - ready, post_audio, end, latency, lag)
         self.units.append(u)
         return u
+
+
+@dataclass
+class LiveTimeline:
+    """ℓ_t and b_t of a session whose chunks arrive on a real clock (a live session; `bench.live`)."""
+
+    chunk_seconds: float = 1.0
+    lag: float = 0.0
+    prev_end: float | None = None
+
+    def ready(self, arrival: float) -> float:
+        """When unit work may start: its chunk has arrived and the previous unit has ended."""
+        return arrival if self.prev_end is None else max(arrival, self.prev_end)
+
+    def add(self, arrival: float, end: float) -> tuple[float, float]:
+        """A unit whose chunk arrived at `arrival` ended at `end` -> (ℓ_t, b_t)."""
+        latency = end - self.ready(arrival)
+        self.lag = max(0.0, self.lag + latency - self.chunk_seconds)
+        self.prev_end = end
+        return latency, self.lag

@@ -1,0 +1,193 @@
+"""Sessions in real time on one device (`ticktock bench --live`): chunks arrive on the clock, staggered.
+
+Session i of N hears its chunk t complete at t0 + i·Δ/N + (t+1)·Δ — N users who did not start talking
+at the same instant. One thread drives the device (a GPU runs one stream of forwards anyway), in this
+order of priority:
+
+1. chunk work: every session whose chunk has arrived and whose previous unit has ended starts its unit
+   (one whose idle work is not done yet does only its prefill, `prepare(0)`).
+   serial: one unit at a time to its end, the earliest arrival first.
+   batched: the units in flight advance together, one `BatchedEngine` forward per round; a unit whose
+   chunk arrives meanwhile joins at the next round (continuous batching).
+2. idle work, when no chunk work waits: the session with the nearest arrival that has not prepared its
+   next unit prepares it (`DuplexSession.prepare`: prefill, then the decoder's drafting), in a window
+   that ends at its own arrival and at the next other session's arrival but is never under its share
+   Δ/N — so one session's drafting delays another's chunk by at most about that share.
+3. otherwise: wait for the next arrival.
+
+A unit's ℓ runs from ready = max(its arrival, its previous unit's end) to its end on the clock, so it
+holds every wait behind other sessions' work; lag and misses as everywhere (`session.LiveTimeline`).
+The tokens do not depend on the schedule (every decoder is lossless): they are `runner.closed_loop`'s.
+
+    results, injected = live_loop(sessions, chunks, batched=False)  # like runner.closed_loop
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..engine import BatchedEngine, ForwardRequest
+from ..scenarios.world import tool_result
+from ..session import DuplexSession, UnitResult
+from ..session.session import UnitSteps
+from ..session.timeline import LiveTimeline
+
+MODES = ("serial", "batched")
+
+
+class RealTimer:
+    """The wall clock; waiting sleeps."""
+
+    def now(self) -> float:
+        return time.perf_counter()
+
+    def wait_until(self, t: float) -> None:
+        delay = t - self.now()
+        if delay > 0:
+            time.sleep(delay)
+
+
+class SkipTimer(RealTimer):
+    """The wall clock with the driver's waits skipped: nothing runs while it waits (one thread, every
+    forward synchronised by the sessions' `WallClock`), so every figure is what real waiting gives."""
+
+    def __init__(self):
+        self.skipped = 0.0
+
+    def now(self) -> float:
+        return time.perf_counter() + self.skipped
+
+    def wait_until(self, t: float) -> None:
+        self.skipped += max(0.0, t - self.now())
+
+
+@dataclass
+class _Slot:
+    """One session on the shared device: its chunks, where it is, and its unit in flight (batched)."""
+
+    session: DuplexSession
+    chunks: list[np.ndarray]
+    start: float  # its audio's time zero on the timer
+    timeline: LiveTimeline
+    t: int = 0  # the next unit
+    steps: UnitSteps | None = None  # its unit in flight (batched)
+    request: ForwardRequest | None = None  # what that unit asks of the next round
+    began: float = 0.0  # when its unit's work began
+    window: float = 0.0  # the idle window its next unit's idle work was given
+    pending: str | None = None  # a tool result for unit t
+    results: list[UnitResult] = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.t >= len(self.chunks)
+
+    def arrival(self) -> float:
+        return self.start + (self.t + 1) * self.timeline.chunk_seconds
+
+
+@torch.no_grad()
+def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
+              tool_runner: Callable[[str], str] | None = tool_result,
+              tool_results: list[dict[int, str]] | None = None, batched: bool = False,
+              timer: RealTimer | None = None, device_mb: Callable[[], float | None] | None = None
+              ) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
+    """Sessions `live` fed their `chunks` (one list per session) in real time on one device.
+
+    tool_results: per session, the results to inject by unit index (else `tool_runner` runs each call).
+    batched: units in flight advance in batched forwards (else one unit at a time). timer: `RealTimer()`
+    by default. device_mb: read at each unit's end into `UnitResult.device_mb` (e.g. the GPU's peak).
+    Returns per session its unit results (ℓ, lag, window, overflow on the timer) and the tool results given.
+    """
+    if len(chunks) != len(live) or not live:
+        raise ValueError(f"one chunk list per session, at least one session: {len(live)} sessions, "
+                         f"{len(chunks)} chunk lists")
+    timer = timer or RealTimer()
+    delta = live[0].protocol.chunk_seconds
+    t0 = timer.now()
+    slots = [_Slot(s, list(c), t0 + i * delta / len(live), LiveTimeline(delta)) for i, (s, c) in
+             enumerate(zip(live, chunks))]
+    injected: list[dict[int, str]] = [{} for _ in live]
+    engine = BatchedEngine(live[0].model) if batched else None
+
+    def begin(k: int, slot: _Slot) -> None:
+        slot.began = timer.now()
+        if slot.session.prepared is None:  # its idle work did not come round: the prefill only
+            slot.window = 0.0
+            slot.session.prepare(0.0)
+        if tool_results is not None:
+            slot.pending = tool_results[k].get(slot.t)
+        if slot.pending is not None:
+            injected[k][slot.t] = slot.pending
+
+    def finish(slot: _Slot, r: UnitResult) -> None:
+        end = timer.now()
+        arrival = slot.arrival()
+        ready = slot.timeline.ready(arrival)
+        r.latency, r.lag = slot.timeline.add(arrival, end)
+        r.post_audio, r.overflow, r.window = end - slot.began, max(0.0, slot.began - ready), slot.window
+        r.host_seconds = end - slot.began
+        r.device_mb = device_mb() if device_mb is not None else None
+        slot.results.append(r)
+        call = r.tool_call if tool_results is None and tool_runner else None
+        slot.pending = tool_runner(call) if call else None
+        slot.t += 1
+
+    while True:
+        active = [(k, s) for k, s in enumerate(slots) if not s.done]
+        if not active:
+            break
+        now = timer.now()
+        due = sorted(((k, s) for k, s in active if s.steps is None and s.arrival() <= now),
+                     key=lambda ks: ks[1].arrival())
+        if due and engine is None:
+            k, slot = due[0]
+            begin(k, slot)
+            finish(slot, slot.session.step(slot.chunks[slot.t], slot.pending))
+            continue
+        for k, slot in due:
+            begin(k, slot)
+            slot.steps = slot.session.unit_steps(slot.chunks[slot.t], slot.pending)
+            slot.request = next(slot.steps)  # the encoder runs here; a unit has at least one forward
+        flying = [s for _, s in active if s.steps is not None]
+        if flying:
+            logits = engine.forward([s.session.engine for s in flying], [s.request for s in flying])
+            for slot, z in zip(flying, logits):
+                try:
+                    slot.request = slot.steps.send(z)
+                except StopIteration as stop:
+                    slot.steps = slot.request = None
+                    finish(slot, stop.value)
+            continue
+        if not _idle_work([s for _, s in active], timer.now(), delta / len(active)):
+            timer.wait_until(min(s.arrival() for _, s in active))
+    for s in live:
+        s.flush()
+    return [s.results for s in slots], injected
+
+
+def _idle_work(active: list[_Slot], now: float, share: float) -> bool:
+    """Prepare the next unit of the unprepared session with the nearest arrival; False if none is left."""
+    waiting = [s for s in active if s.session.prepared is None]
+    if not waiting:
+        return False
+    slot = min(waiting, key=_Slot.arrival)
+    others = [s.arrival() for s in active if s is not slot and s.arrival() > now]
+    end_by = min(slot.arrival(), max(now + share, min(others, default=float("inf"))))
+    slot.window = max(0.0, end_by - now)
+    slot.session.prepare(slot.window)
+    return True
+
+
+def device_memory(model, sessions: int) -> Callable[[], float | None] | None:
+    """On a GPU, a reader of the peak memory allocated past the model's weights since now, per session (MiB);
+    None elsewhere."""
+    if model.device.type != "cuda":
+        return None
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    torch.cuda.reset_peak_memory_stats(model.device)
+    return lambda: round((torch.cuda.max_memory_allocated(model.device) - weights) / 2**20 / sessions, 1)

@@ -1,0 +1,147 @@
+"""Sessions in real time on one device (`bench.live`): the same tokens as the closed loop, arrivals on the clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import noise_chunks, random_model
+from ticktock.bench.live import RealTimer, SkipTimer, live_loop
+from ticktock.bench.report import capacity
+from ticktock.bench.runner import closed_loop
+from ticktock.bench.sample import first_units
+from ticktock.decoding.registry import DECODERS
+from ticktock.session import CostModelClock, DuplexSession
+
+SYSTEMS = ["You are ticktock, a helpful voice assistant.", "book a flight", "set a timer for ten minutes okay"]
+TOOLS = [{}, {2: "flight JL123 at 9:40, 120 dollars", 4: "sunny"}, {}]
+LENGTHS = [4, 6, 5]
+
+
+class VirtualTimer(RealTimer):
+    """Time moves only when the device works (`ChargingClock`) or the driver waits: a deterministic schedule."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def wait_until(self, t: float) -> None:
+        self.t = max(self.t, t)
+
+
+class ChargingClock(CostModelClock):
+    """A cost clock whose every forward and encoder call moves the virtual timer by what it costs."""
+
+    def __init__(self, ms: float, timer: VirtualTimer):
+        super().__init__({"new_tokens": [1, 256], "context": [0, 100000], "ms": [[ms, ms], [ms, ms]],
+                          "encoder_ms": 1})
+        self.timer = timer
+
+    def time_forward(self, run, new_tokens, context):
+        out, seconds = super().time_forward(run, new_tokens, context)
+        self.timer.t += seconds
+        return out, seconds
+
+    def encoder_seconds(self, measured):
+        seconds = super().encoder_seconds(measured)
+        self.timer.t += seconds
+        return seconds
+
+
+def make_sessions(model, protocol, name, clock):
+    return [DuplexSession(model, protocol, name, clock=clock, system=s, engine="eager") for s in SYSTEMS]
+
+
+def chunks_of(seed: int):
+    return [noise_chunks(n, seed + k, speech_units=(1, 3)) for k, n in enumerate(LENGTHS)]
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+@pytest.mark.parametrize("batched", [False, True])
+def test_live_commits_what_the_closed_loop_commits(protocol, name, batched):
+    """Every decoder, three sessions of different lengths with tool results, one unit at a time or batched."""
+    model = random_model(2, protocol.vocab_size)
+    chunks = chunks_of(2)
+    want, _ = closed_loop(make_sessions(model, protocol, "ar", CostModelClock(ChargingClock(30, VirtualTimer()).profile)),
+                          chunks, tool_results=TOOLS)
+    timer = VirtualTimer()
+    got, injected = live_loop(make_sessions(model, protocol, name, ChargingClock(30, timer)), chunks,
+                              tool_results=TOOLS, batched=batched, timer=timer)
+    assert [[r.tokens for r in g] for g in got] == [[r.tokens for r in w] for w in want]
+    assert injected == TOOLS
+    for g in got:
+        lag = 0.0
+        for r in g:  # b_t = max(0, b_{t-1} + ℓ_t - Δ), on the driver's clock
+            lag = max(0.0, lag + r.latency - 1.0)
+            assert r.lag == pytest.approx(lag) and r.latency >= r.post_audio - 1e-9 >= 0
+
+
+def test_a_free_device_starts_every_unit_as_its_chunk_arrives(protocol):
+    """Forwards that cost (almost) nothing: unit t of session i of N is ready at i/N + t + 1 seconds and
+    waits for nothing; the chunks arrive staggered."""
+    model = random_model(0, protocol.vocab_size)
+    timer = VirtualTimer()
+    got, _ = live_loop(make_sessions(model, protocol, "sl", ChargingClock(0.01, timer)), chunks_of(0), timer=timer)
+    for i, g in enumerate(got):
+        assert len(g) == LENGTHS[i]
+        for t, r in enumerate(g):
+            assert r.overflow == 0 and r.lag == 0 and not r.miss
+            assert r.latency == pytest.approx(r.post_audio) and r.latency < 0.01
+    last_arrival = max(i / 3 + n for i, n in enumerate(LENGTHS))  # session i's chunk t: i/N + t + 1
+    assert timer.t == pytest.approx(last_arrival, abs=0.01)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_an_overloaded_device_makes_sessions_lag(protocol, batched):
+    """300 ms a forward for three sessions: units wait behind each other and the lag builds up; 1 ms: none."""
+    model = random_model(1, protocol.vocab_size)
+    results = {}
+    for ms in (1, 300):
+        timer = VirtualTimer()
+        results[ms], _ = live_loop(make_sessions(model, protocol, "ar", ChargingClock(ms, timer)), chunks_of(1),
+                                   batched=batched, timer=timer)
+    assert not any(r.miss for g in results[1] for r in g)
+    assert any(r.miss for g in results[300] for r in g)
+    assert any(r.overflow > 0 for g in results[300] for r in g)  # a unit waited behind another's work
+
+
+def test_idle_work_gets_a_window_in_the_free_time(protocol):
+    """sl drafts before the audio arrives when the device is free, inside the window it was given."""
+    model = random_model(0, protocol.vocab_size)
+    timer = VirtualTimer()
+    got, _ = live_loop(make_sessions(model, protocol, "sl", ChargingClock(10, timer)), chunks_of(0), timer=timer)
+    units = [r for g in got for r in g]
+    assert all(0 <= r.idle_used and r.window <= 1.0 + 1e-9 for r in units)
+    assert sum(r.idle_forwards > 1 for r in units) > len(units) // 2  # drafting happened, not only the prefill
+
+
+def test_skip_timer_moves_over_waits_only():
+    timer = SkipTimer()
+    t0 = timer.now()
+    timer.wait_until(t0 + 5.0)
+    assert 5.0 <= timer.now() - t0 < 5.5
+
+
+def test_bad_input_is_refused(protocol):
+    model = random_model(0, protocol.vocab_size)
+    sessions = make_sessions(model, protocol, "ar", CostModelClock(ChargingClock(1, VirtualTimer()).profile))
+    with pytest.raises(ValueError, match="one chunk list per session"):
+        live_loop(sessions, chunks_of(0)[:2])
+
+
+def test_first_units_cuts_entries():
+    entries = [{"id": "a", "n_units": 5, "units": [{"decision": "listen"}] * 5}, {"id": "b", "n_units": 2}]
+    cut = first_units(entries, 3)
+    assert [(e["n_units"], len(e["units"])) for e in cut] == [(3, 3), (2, 0)]
+    assert entries[0]["n_units"] == 5  # the originals are left alone
+    with pytest.raises(ValueError):
+        first_units(entries, 0)
+
+
+def test_capacity_is_the_largest_n_up_to_which_nothing_failed():
+    ok = {"deadline_miss_rate": 0.0, "lagging_sessions": 0.0}
+    bad = {"deadline_miss_rate": 0.01, "lagging_sessions": 0.0}
+    sweep = {"1": {"ar": ok, "sl": ok}, "4": {"ar": bad, "sl": ok}, "8": {"ar": ok, "sl": bad}}
+    assert capacity(sweep, "ar") == 1 and capacity(sweep, "sl") == 4
+    assert capacity({"1": {"ar": bad}}, "ar") is None
