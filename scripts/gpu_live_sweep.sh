@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Many live sessions on one GPU, in real time: the 8B-cost expansion of ticktock-tiny, ar and sl, N sessions at once
+# (docs/scaling.md). On a GPU machine without package access (carry .gpu-espeak/ and .whl/; see scripts/gpu_env.sh).
+#   scripts/gpu_live_sweep.sh WORK setup                      the bf16 expansion (WORK/tt8b) and the live suite
+#   scripts/gpu_live_sweep.sh WORK run NAME MODE NS SECONDS   bench --live MODE --sessions NS (e.g. 1,4,8) with each
+#                                                             session's first SECONDS of audio -> WORK/NAME/
+set -euo pipefail
+work=${1:?work dir}; step=${2:?step}
+source scripts/gpu_env.sh
+mkdir -p "$work"
+model=$work/tt8b
+case $step in
+  setup)
+    [ -f "$model/config.json" ] || python3 -m ticktock.cli model expand --shape minicpm-o-4.5-lm --out "$model" \
+      --device cuda --dtype bfloat16 >"$work/expand.log" 2>&1
+    python3 -m ticktock.cli data make --suite live --workers 16 >"$work/data.log" 2>&1 ;;
+  run)
+    name=${3:?name}; mode=${4:?mode}; ns=${5:?sessions}; seconds=${6:?seconds}
+    python3 -m ticktock.cli bench --suite live --seconds "$seconds" --sessions "$ns" --live "$mode" --decoders sl \
+      --clock wall --device cuda --engine fast --dtype bfloat16 --model "$model" --out "$work/$name" --json \
+      2>"$work/$name.log" | tail -1 | tee "$work/$name.json" ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
