@@ -65,6 +65,7 @@ def test_an_unknown_decoder_lists_the_valid_ones(capsys):
     (["demo", "--example", "nope"], "unknown example 'nope'; choose from"),
     (["bench", "--decoders", "ar,foo"], "unknown decoder(s) foo; known: ar,"),
     (["bench", "--temperature", "hot"], "--temperature: expected a comma-separated list of numbers"),
+    (["serve", "--ray", "replicas=2", "gpus=1"], "--ray takes KEY=VALUE with KEY one of replicas, cpus,"),
     (["bench", "--live", "serial"], "--live runs sessions in real time: it needs --clock wall"),
     (["eval", "--families", "smalltalk"], "unknown families: smalltalk"),
     (["data", "make", "--suite", "nope"], "invalid choice: 'nope'"),

@@ -4,7 +4,9 @@ with `--ray`, replicas of it behind Ray Serve (docs/scaling.md)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .engine_options import add_engine_options
@@ -36,19 +38,11 @@ def add_parser(sub) -> None:
     p.add_argument("--side-channel", action="store_true",
                    help="also load the model's transcription side channel: unit events carry what the user said "
                         "(asr); sessions use it unless they start with side_channel false")
-    ray = p.add_argument_group("Ray Serve (pip install -e '.[ray]'; docs/scaling.md)")
-    ray.add_argument("--ray", action="store_true", help="serve replicas of this server behind Ray Serve's proxy on "
-                                                        "--host:--port; a session stays on its replica")
-    ray.add_argument("--replicas", type=int, default=2, help="with --ray: replicas, each with its own model and "
-                                                              "--max-sessions")
-    ray.add_argument("--replica-cpus", type=float, default=1.0, help="with --ray: Ray CPUs per replica")
-    ray.add_argument("--replicas-per-gpu", type=int, default=1, help="with --ray and a cuda --device: replicas "
-                                                                      "sharing one GPU")
-    ray.add_argument("--max-connections", type=int, default=None,
-                     help="with --ray: open WebSockets Ray gives one replica (default 2 × --max-sessions; "
-                          "= --max-sessions: clients past capacity wait in Ray's queue instead of server_busy)")
-    ray.add_argument("--ray-address", default=None, help="with --ray: a running cluster to join (e.g. auto); "
-                                                          "default: start a local one")
+    p.add_argument("--ray", nargs="*", default=None, metavar="KEY=VALUE",
+                   help="serve replicas of this server behind Ray Serve's proxy on --host:--port, a session staying "
+                        "on its replica (pip install -e '.[ray]'; docs/scaling.md); keys: replicas (2), cpus per "
+                        "replica (1), per_gpu: replicas sharing a cuda --device (1), max_connections: WebSockets "
+                        "one replica is given (2 × --max-sessions), address: a running cluster (e.g. auto)")
     p.set_defaults(func=run)
 
 
@@ -67,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                        tts=not args.no_tts,
                        max_slots=args.max_slots, idle_timeout=args.idle_timeout,
                        max_queued_bytes=args.max_queued_bytes, side_channel=args.side_channel)
-    if args.ray:
+    if args.ray is not None:
         return run_ray(args, cfg, console)
     server = Server(cfg)
     if not server.runtime.trained:
@@ -84,25 +78,55 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class RayOptions:
+    """`serve --ray KEY=VALUE ...`."""
+
+    replicas: int = 2  # each with its own model and --max-sessions
+    cpus: float = 1.0  # Ray CPUs per replica
+    per_gpu: int = 1  # replicas sharing one GPU (a cuda --device)
+    max_connections: int | None = None  # open WebSockets one replica is given (Ray's default: 2 x --max-sessions)
+    address: str | None = None  # a running cluster to join (e.g. auto); none: start a local one
+
+    @classmethod
+    def parse(cls, pairs: list[str]) -> "RayOptions":
+        """KEY=VALUE strings -> options; ValueError naming what is wrong."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        kw: dict = {}
+        for pair in pairs:
+            key, eq, value = pair.partition("=")
+            if not eq or key not in fields:
+                raise ValueError(f"--ray takes KEY=VALUE with KEY one of {', '.join(fields)}; got {pair!r}")
+            cast = {"replicas": int, "per_gpu": int, "max_connections": int, "cpus": float}.get(key, str)
+            try:
+                kw[key] = cast(value)
+            except ValueError:
+                raise ValueError(f"--ray {key}: expected a number, got {value!r}") from None
+        opts = cls(**kw)
+        if min(opts.replicas, opts.per_gpu, opts.max_connections or 1) < 1 or opts.cpus <= 0:
+            raise ValueError("--ray: replicas, per_gpu and max_connections must be at least 1, cpus above 0")
+        return opts
+
+
 def run_ray(args: argparse.Namespace, cfg: ServerConfig, console: Console) -> int:
     import time
 
     from ..cli import CommandError
 
-    connections = 1 if args.max_connections is None else args.max_connections
-    if min(args.replicas, args.replicas_per_gpu, connections) < 1 or args.replica_cpus <= 0:
-        raise CommandError("--replicas, --replicas-per-gpu and --max-connections must be at least 1, "
-                           "--replica-cpus above 0")
+    try:
+        opts = RayOptions.parse(args.ray)
+    except ValueError as err:
+        raise CommandError(str(err)) from None
     import ray
 
     from ..server import ray_serve
 
-    gpus = 1 / args.replicas_per_gpu if args.device.startswith("cuda") else 0.0
-    ray.init(address=args.ray_address, include_dashboard=False, log_to_driver=False,
-             num_cpus=None if args.ray_address else max(1, round(args.replicas * args.replica_cpus)))
-    console.print(f"ticktock serve --ray · {args.replicas} replica(s) × max {cfg.max_sessions} sessions · "
-                  f"{args.replica_cpus:g} CPU{f' {gpus:g} GPU' if gpus else ''} each · starting …", highlight=False)
-    app = ray_serve.deployment(cfg, args.replicas, args.threads, args.replica_cpus, gpus, args.max_connections)
+    gpus = 1 / opts.per_gpu if args.device.startswith("cuda") else 0.0
+    ray.init(address=opts.address, include_dashboard=False, log_to_driver=False,
+             num_cpus=None if opts.address else max(1, round(opts.replicas * opts.cpus)))
+    console.print(f"ticktock serve --ray · {opts.replicas} replica(s) × max {cfg.max_sessions} sessions · "
+                  f"{opts.cpus:g} CPU{f' {gpus:g} GPU' if gpus else ''} each · starting …", highlight=False)
+    app = ray_serve.deployment(cfg, opts.replicas, args.threads, opts.cpus, gpus, opts.max_connections)
     try:
         ray_serve.run(app, args.host, args.port)
         console.print(f"  page:      http://{args.host}:{args.port}/\n  websocket: ws://{args.host}:{args.port}/ws\n"
