@@ -58,16 +58,17 @@ def chunks_of(seed: int):
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))
-@pytest.mark.parametrize("batched", [False, True])
-def test_live_commits_what_the_closed_loop_commits(protocol, name, batched):
-    """Every decoder, three sessions of different lengths with tool results, one unit at a time or batched."""
+@pytest.mark.parametrize("batched, batch_from", [(False, 8), (True, 1), (True, 8)])
+def test_live_commits_what_the_closed_loop_commits(protocol, name, batched, batch_from):
+    """Every decoder, three sessions of different lengths with tool results: one unit at a time, or in rounds
+    (every round one batched forward, or, under 8 units in flight, each unit's forward on its own engine)."""
     model = random_model(2, protocol.vocab_size)
     chunks = chunks_of(2)
     want, _ = closed_loop(make_sessions(model, protocol, "ar", CostModelClock(ChargingClock(30, VirtualTimer()).profile)),
                           chunks, tool_results=TOOLS)
     timer = VirtualTimer()
     got, injected = live_loop(make_sessions(model, protocol, name, ChargingClock(30, timer)), chunks,
-                              tool_results=TOOLS, batched=batched, timer=timer)
+                              tool_results=TOOLS, batched=batched, timer=timer, batch_from=batch_from)
     assert [[r.tokens for r in g] for g in got] == [[r.tokens for r in w] for w in want]
     assert injected == TOOLS
     for g in got:
@@ -100,7 +101,7 @@ def test_an_overloaded_device_makes_sessions_lag(protocol, batched):
     for ms in (1, 300):
         timer = VirtualTimer()
         results[ms], _ = live_loop(make_sessions(model, protocol, "ar", ChargingClock(ms, timer)), chunks_of(1),
-                                   batched=batched, timer=timer)
+                                   batched=batched, timer=timer, batch_from=1)
     assert not any(r.miss for g in results[1] for r in g)
     assert any(r.miss for g in results[300] for r in g)
     assert any(r.overflow > 0 for g in results[300] for r in g)  # a unit waited behind another's work

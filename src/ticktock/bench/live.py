@@ -7,8 +7,9 @@ order of priority:
 1. chunk work: every session whose chunk has arrived and whose previous unit has ended starts its unit
    (one whose idle work is not done yet does only its prefill, `prepare(0)`).
    serial: one unit at a time to its end, the earliest arrival first.
-   batched: the units in flight advance together, one `BatchedEngine` forward per round; a unit whose
-   chunk arrives meanwhile joins at the next round (continuous batching).
+   batched: the units in flight advance together, a round at a time; a unit whose chunk arrives meanwhile
+   joins at the next round (continuous batching). A round of `BATCH_FROM` units or more is one
+   `BatchedEngine` forward; a smaller one runs each unit's forward on its own engine (CUDA graphs).
 2. idle work, when no chunk work waits: the session with the nearest arrival that has not prepared its
    next unit prepares it (`DuplexSession.prepare`: prefill, then the decoder's drafting), in a window
    that ends at its own arrival and at the next other session's arrival but is never under its share
@@ -38,6 +39,10 @@ from ..session.session import UnitSteps
 from ..session.timeline import LiveTimeline
 
 MODES = ("serial", "batched")
+# Units in flight from which a round is one batched forward. Below it each runs on its own engine: on a GPU
+# a batched forward takes the eager path (no CUDA graphs per batch shape yet), which costs about what
+# `BATCH_FROM` graph-replayed forwards do for a 7B-class model (docs/scaling.md).
+BATCH_FROM = 8
 
 
 class RealTimer:
@@ -94,12 +99,13 @@ class _Slot:
 def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
               tool_runner: Callable[[str], str] | None = tool_result,
               tool_results: list[dict[int, str]] | None = None, batched: bool = False,
-              timer: RealTimer | None = None, device_mb: Callable[[], float | None] | None = None
-              ) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
+              timer: RealTimer | None = None, device_mb: Callable[[], float | None] | None = None,
+              batch_from: int = BATCH_FROM) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
     """Sessions `live` fed their `chunks` (one list per session) in real time on one device.
 
     tool_results: per session, the results to inject by unit index (else `tool_runner` runs each call).
-    batched: units in flight advance in batched forwards (else one unit at a time). timer: `RealTimer()`
+    batched: units in flight advance in rounds, batched forwards from `batch_from` units on (else one unit at a
+    time). timer: `RealTimer()`
     by default. device_mb: read at each unit's end into `UnitResult.device_mb` (e.g. the GPU's peak).
     Returns per session its unit results (ℓ, lag, window, overflow on the timer) and the tool results given.
     """
@@ -155,7 +161,7 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
             slot.request = next(slot.steps)  # the encoder runs here; a unit has at least one forward
         flying = [s for _, s in active if s.steps is not None]
         if flying:
-            logits = engine.forward([s.session.engine for s in flying], [s.request for s in flying])
+            logits = _round(engine, flying, batch_from)
             for slot, z in zip(flying, logits):
                 try:
                     slot.request = slot.steps.send(z)
@@ -168,6 +174,15 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
     for s in live:
         s.flush()
     return [s.results for s in slots], injected
+
+
+def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int):
+    """One round of the units in flight: one batched forward from `batch_from` units on (it reads the weights
+    once for all, but runs the eager path), each unit's forward on its own engine below that (CUDA graphs)."""
+    if len(flying) >= batch_from:
+        return engine.forward([s.session.engine for s in flying], [s.request for s in flying])
+    return [s.session.engine.forward(r.linear, r.unit, r.draft, r.draft_kinds)
+            for s, r in ((s, s.request) for s in flying)]
 
 
 def _idle_work(active: list[_Slot], now: float, share: float) -> bool:

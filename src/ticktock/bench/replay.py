@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..engine import borrowed_engine
+from ..engine.pool import WARM_SLOTS
 from ..protocol import DuplexProtocol
 from ..runtime import Runtime
 from ..scenarios.world import tool_result
@@ -62,9 +63,9 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
     live: "serial" | "batched": chunks arrive in real time, staggered (`bench.live`); else a simulated timeline.
     Returns per session the unit results and the tool results injected (by unit index)."""
     fresh = clock if callable(clock) and not isinstance(clock, Clock) else (lambda: clock)
-    slots = live_slots(max(len(b.chunks) for b in group)) if live else 16384
+    slots, warm = live_slots(max(len(b.chunks) for b in group)) if live else (16384, WARM_SLOTS)
     with ExitStack() as stack:
-        engines = [stack.enter_context(borrowed_engine(model, engine, slots)) for _ in group]
+        engines = [stack.enter_context(borrowed_engine(model, engine, slots, warm)) for _ in group]
         sessions = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
                                   system=b.system, side_channel=side_channel, engine=eng, max_slots=slots)
                     for b, seed, eng in zip(group, seeds or [0] * len(group), engines)]
@@ -76,11 +77,13 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
                          device_mb=device_memory(model, len(group)))
 
 
-def live_slots(n_units: int) -> int:
-    """KV slots for a live session of `n_units` units: every unit at its token cap, to a power of two (a
-    live run's engines are sized to its sessions: the static caches are most of a session's GPU memory)."""
+def live_slots(n_units: int) -> tuple[int, int]:
+    """(KV slots, slots warmed up) of a live session of `n_units` units. A live run's engines are sized to its
+    sessions, since many are made at once: the static cache holds every unit at its token cap (a power of two:
+    it is most of a session's GPU memory), the CUDA graphs are captured up to a typical session's length
+    (tens of slots a unit) rather than `WARM_SLOTS` (each graph engine captures its own)."""
     need = 256 + 160 * n_units
-    return min(16384, 1 << (need - 1).bit_length())
+    return min(16384, 1 << (need - 1).bit_length()), min(WARM_SLOTS, 256 + 32 * n_units)
 
 
 def reference_first(names: Iterable[str], reference: str) -> list[str]:

@@ -173,6 +173,7 @@ class FastEngine(Engine):
         self.mode = mode
         self.attention = attention
         self.chosen: dict[tuple[int, int], str] = {}  # (Tb, Lb) -> attention kernel of its graph
+        self.preset: dict[tuple[int, int], str] = {}  # (Tb, Lb) -> a kernel chosen already (no timing of both)
         self.timings: dict[tuple[int, int], dict[str, float]] = {}  # replay ms per kernel when "auto" chose
         self.buckets = tuple(sorted(set(int(b) for b in buckets)))
         self.fuse_mlp = fuse_mlp
@@ -365,10 +366,12 @@ class FastEngine(Engine):
         return entry[1]
 
     def _capture(self, tb: int, lb: int) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
-        """The graph for (tb, lb); with attention "auto", the faster of the two kernels' graphs."""
-        if self.attention != "auto":
-            self.chosen[(tb, lb)] = self.attention
-            return self._capture_one(tb, lb, self.attention)
+        """The graph for (tb, lb); with attention "auto", the faster of the two kernels' graphs (or the kernel
+        `preset` names: what another engine of the same model chose, as `EnginePool` hands on)."""
+        fixed = self.attention if self.attention != "auto" else self.preset.get((tb, lb))
+        if fixed is not None:
+            self.chosen[(tb, lb)] = fixed
+            return self._capture_one(tb, lb, fixed)
         best, times, errors = None, {}, []
         for kind in ("sdpa", "matmul"):
             try:

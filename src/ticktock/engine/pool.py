@@ -31,6 +31,7 @@ class EnginePool:
     def __init__(self, model: DuplexLM, kind: str, max_slots: int, warm_slots: int = WARM_SLOTS):
         self.model, self.kind, self.max_slots, self.warm_slots = model, kind, max_slots, warm_slots
         self.idle: list[Engine] = []
+        self.chosen: dict[tuple[int, int], str] = {}  # attention kernels the first graph engine chose, per bucket
         self.created = 0
         self._lock = threading.Lock()
 
@@ -44,7 +45,10 @@ class EnginePool:
             self.created += 1
         engine = make_engine(self.model, self.kind, self.max_slots)
         if isinstance(engine, FastEngine) and engine.uses_graphs:
+            engine.preset = dict(self.chosen)  # the same kernels as the first engine: half the captures, no timing
             engine.warmup(range(0, min(self.warm_slots, self.max_slots), 64))
+            with self._lock:
+                self.chosen.update(engine.chosen)
         return engine
 
     def release(self, engine: Engine) -> None:
@@ -53,22 +57,24 @@ class EnginePool:
             self.idle.append(engine)
 
 
-_POOLS: "weakref.WeakKeyDictionary[DuplexLM, dict[tuple[str, int], EnginePool]]" = weakref.WeakKeyDictionary()
+_POOLS: "weakref.WeakKeyDictionary[DuplexLM, dict[tuple[str, int, int], EnginePool]]" = weakref.WeakKeyDictionary()
 
 
-def engine_pool(model: DuplexLM, kind: str = "auto", max_slots: int = 16384) -> EnginePool:
-    """The process-wide pool of `kind` engines over `model` (one per model, kind and cache size)."""
+def engine_pool(model: DuplexLM, kind: str = "auto", max_slots: int = 16384,
+                warm_slots: int = WARM_SLOTS) -> EnginePool:
+    """The process-wide pool of `kind` engines over `model` (one per model, kind, cache size and warm-up)."""
     pools = _POOLS.setdefault(model, {})
-    key = (kind, max_slots)
+    key = (kind, max_slots, warm_slots)
     if key not in pools:
-        pools[key] = EnginePool(model, kind, max_slots)
+        pools[key] = EnginePool(model, kind, max_slots, warm_slots)
     return pools[key]
 
 
 @contextmanager
-def borrowed_engine(model: DuplexLM, kind: str = "auto", max_slots: int = 16384) -> Iterator[Engine]:
+def borrowed_engine(model: DuplexLM, kind: str = "auto", max_slots: int = 16384,
+                    warm_slots: int = WARM_SLOTS) -> Iterator[Engine]:
     """An engine from the process-wide pool for the length of a `with` block (one session's life)."""
-    pool = engine_pool(model, kind, max_slots)
+    pool = engine_pool(model, kind, max_slots, warm_slots)
     engine = pool.acquire()
     try:
         yield engine
