@@ -146,3 +146,22 @@ def test_capacity_is_the_largest_n_up_to_which_nothing_failed():
     sweep = {"1": {"ar": ok, "sl": ok}, "4": {"ar": bad, "sl": ok}, "8": {"ar": ok, "sl": bad}}
     assert capacity(sweep, "ar") == 1 and capacity(sweep, "sl") == 4
     assert capacity({"1": {"ar": bad}}, "ar") is None
+
+
+def test_a_live_replay_records_what_the_simulated_one_does(protocol):
+    """`replay(..., live=...)` (real waits: three one-second units) warms up, then commits the simulated replay's
+    tokens; every unit of every decoder is there once."""
+    from ticktock.bench.replay import BenchSession, replay
+
+    model = random_model(5, protocol.vocab_size)
+    group = [BenchSession(f"syn{k}", "short_qa", SYSTEMS[k], noise_chunks(3, seed=k, speech_units=(1,)))
+             for k in range(2)]
+    kw = dict(tool_runner=None, concurrent=2)
+    simulated = replay(model, protocol, group, ["sl"], CostModelClock(ChargingClock(1, VirtualTimer()).profile), **kw)
+    live = replay(model, protocol, group, ["sl"], lambda: CostModelClock(ChargingClock(1, VirtualTimer()).profile),
+                  live="batched", **kw)
+    key = lambda r: (r["decoder"], r["session"], r["unit"])  # noqa: E731
+    a, b = {key(r): r for r in simulated}, {key(r): r for r in live}
+    assert a.keys() == b.keys() and len(b) == len(live) == 2 * 2 * 3
+    assert all(a[k]["tokens"] == b[k]["tokens"] for k in a)
+    assert all(r["lag_ms"] >= 0 and r["latency_ms"] >= 0 for r in live)

@@ -176,6 +176,14 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
     return [s.results for s in slots], injected
 
 
+def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batched: bool, units: int = 2) -> None:
+    """Run throwaway sessions through their first `units` chunks, waits skipped, every round batched: a
+    process's first forwards of each kind (the audio encoder, the eager batched path's shapes) cost far more
+    than the rest, and would be charged to the first sessions measured."""
+    live_loop(sessions, [c[:units] for c in chunks], tool_runner=None, batched=batched, timer=SkipTimer(),
+              batch_from=1)
+
+
 def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int):
     """One round of the units in flight: one batched forward from `batch_from` units on (it reads the weights
     once for all, but runs the eager path), each unit's forward on its own engine below that (CUDA graphs)."""

@@ -72,7 +72,12 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
         chunks = [b.chunks for b in group]
         if live is None:
             return closed_loop(sessions, chunks, tool_runner, tool_results, batched)
-        from .live import device_memory, live_loop
+        from .live import device_memory, live_loop, warm_up
+        warm_up([DuplexSession(model, protocol, decoder, clock=fresh(), system=b.system, side_channel=side_channel,
+                               engine=eng, max_slots=slots) for b, eng in zip(group, engines)],
+                chunks, batched=live == "batched")
+        for s in sessions:  # the warm-up ran on their engines
+            s.reset()
         return live_loop(sessions, chunks, tool_runner, tool_results, batched=live == "batched",
                          device_mb=device_memory(model, len(group)))
 
