@@ -204,3 +204,15 @@ def test_the_default_system_prompt_is_one_the_model_was_trained_with():
     from ticktock.scenarios.suites import make_scripts
 
     assert DEFAULT_SYSTEM_PROMPT in {s.system for s in make_scripts("train", 200)}
+
+
+def test_serve_ray_options_parse():
+    from ticktock.commands.serve import RayOptions
+
+    assert RayOptions.parse([]) == RayOptions(replicas=2, cpus=1.0, per_gpu=1, max_connections=None, address=None)
+    opts = RayOptions.parse(["replicas=3", "cpus=0.5", "per_gpu=2", "max_connections=4", "address=auto"])
+    assert (opts.replicas, opts.cpus, opts.per_gpu, opts.max_connections, opts.address) == (3, 0.5, 2, 4, "auto")
+    for bad, reason in ((["replicas"], "KEY=VALUE"), (["replicas=two"], "expected a number"),
+                        (["per_gpu=0"], "at least 1")):
+        with pytest.raises(ValueError, match=reason):
+            RayOptions.parse(bad)
