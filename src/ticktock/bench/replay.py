@@ -88,7 +88,7 @@ def live_slots(n_units: int) -> tuple[int, int]:
     it is most of a session's GPU memory), the CUDA graphs are captured up to a typical session's length
     (tens of slots a unit) rather than `WARM_SLOTS` (each graph engine captures its own)."""
     need = 256 + 160 * n_units
-    return min(16384, 1 << (need - 1).bit_length()), min(WARM_SLOTS, 256 + 32 * n_units)
+    return min(16384, 1 << (need - 1).bit_length()), min(WARM_SLOTS, 256 + 24 * n_units)
 
 
 def reference_first(names: Iterable[str], reference: str) -> list[str]:
