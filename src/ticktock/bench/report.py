@@ -102,6 +102,13 @@ def plot_timeline(records: list[dict], path: Path, decoders=("ar", "sl"), chunk_
     axes[-1, 0].set_xlabel("unit")
     axes[0, 0].legend(handles=[Patch(color=c, label=k) for k, c in COLOURS.items() if k], loc="upper right",
                       fontsize=8)
+    return _save(fig, path)
+
+
+def _save(fig, path: Path) -> str:
+    """Lay out, write and close a figure; its file name (what the report links)."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -125,10 +132,7 @@ def plot_forwards(summary: dict[str, dict], path: Path) -> str:
     ax.set_xlabel("output tokens per unit")
     ax.set_ylabel("post-audio forwards per unit")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path.name
+    return _save(fig, path)
 
 
 def plot_sweep(sweep: dict[str, dict[str, dict]], axis: str, path: Path) -> str:
@@ -148,10 +152,7 @@ def plot_sweep(sweep: dict[str, dict[str, dict]], axis: str, path: Path) -> str:
         ax.set_xlabel("temperature" if axis == "temperature" else "concurrent sessions N")
         ax.set_ylabel("speedup over ar")
     axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path.name
+    return _save(fig, path)
 
 
 def plot_capacity(sweep: dict[str, dict[str, dict]], path: Path, chunk_ms: float = 1000.0) -> str:
@@ -173,10 +174,7 @@ def plot_capacity(sweep: dict[str, dict[str, dict]], path: Path, chunk_ms: float
     ax.set_xlabel("concurrent sessions N")
     ax.set_ylabel("post-audio latency ℓ (ms)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path.name
+    return _save(fig, path)
 
 
 def capacity(sweep: dict[str, dict[str, dict]], decoder: str) -> int | None:
