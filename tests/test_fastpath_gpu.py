@@ -185,3 +185,20 @@ def test_warmup_captures_without_touching_the_cache():
     assert torch.equal(k, p.fast.cache.k) and torch.equal(v, p.fast.cache.v) and p.fast.cache.length == n
     p.forward([seg(p.ids(3))], unit=0)
     assert len(p.fast.graphs) == before + 6  # the forward reused a warmed graph
+
+
+@pytest.mark.gpu
+@CUDA
+def test_a_pool_hands_its_first_engines_kernel_choices_on():
+    """The second graph engine of a pool captures only the kernels the first chose, and computes what eager does."""
+    from ticktock.engine import EnginePool
+
+    model = make_model("cuda", torch.bfloat16)
+    pool = EnginePool(model, "fast", S, warm_slots=128)
+    first, second = pool.acquire(), pool.acquire()
+    assert first.chosen and second.chosen == {k: first.chosen[k] for k in second.chosen}
+    assert not second.timings  # nothing timed: every kernel came from the first engine
+    eager = Engine(model, S)
+    ids = torch.randint(0, model.cfg.decoder.vocab_size, (40,), generator=torch.Generator().manual_seed(3))
+    a, b = eager.forward([seg(ids)], unit=0), second.forward([seg(ids)], unit=0)
+    assert ((a - b).abs().max() / a.abs().max()).item() <= TOL[torch.bfloat16]
