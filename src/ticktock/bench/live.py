@@ -105,8 +105,7 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
 
     tool_results: per session, the results to inject by unit index (else `tool_runner` runs each call).
     batched: units in flight advance in rounds, batched forwards from `batch_from` units on (else one unit at a
-    time). timer: `RealTimer()`
-    by default. device_mb: read at each unit's end into `UnitResult.device_mb` (e.g. the GPU's peak).
+    time). timer: `RealTimer()` by default. device_mb: read at each unit's end into `UnitResult.device_mb`.
     Returns per session its unit results (ℓ, lag, window, overflow on the timer) and the tool results given.
     """
     if len(chunks) != len(live) or not live:
@@ -189,8 +188,8 @@ def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int):
     once for all, but runs the eager path), each unit's forward on its own engine below that (CUDA graphs)."""
     if len(flying) >= batch_from:
         return engine.forward([s.session.engine for s in flying], [s.request for s in flying])
-    return [s.session.engine.forward(r.linear, r.unit, r.draft, r.draft_kinds)
-            for s, r in ((s, s.request) for s in flying)]
+    return [s.session.engine.forward(s.request.linear, s.request.unit, s.request.draft, s.request.draft_kinds)
+            for s in flying]
 
 
 def _idle_work(active: list[_Slot], now: float, share: float) -> bool:
