@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from conftest import noise_chunks, random_model
 from ticktock.bench.live import RealTimer, SkipTimer, live_loop
@@ -93,18 +94,26 @@ def test_a_free_device_starts_every_unit_as_its_chunk_arrives(protocol):
     assert timer.t == pytest.approx(last_arrival, abs=0.01)
 
 
+@pytest.mark.parametrize("name", ["ar", "sl"])
 @pytest.mark.parametrize("batched", [False, True])
-def test_an_overloaded_device_makes_sessions_lag(protocol, batched):
-    """300 ms a forward for three sessions: units wait behind each other and the lag builds up; 1 ms: none."""
+def test_an_overloaded_device_makes_sessions_lag(protocol, name, batched):
+    """300 ms a forward for three sessions: units wait behind each other, the lag builds up, idle work is skipped
+    (the prefill goes with the audio) and the tokens stay the closed loop's; 1 ms: no lag."""
     model = random_model(1, protocol.vocab_size)
+    chunks = chunks_of(1)
+    want, _ = closed_loop(make_sessions(model, protocol, "ar", CostModelClock(ChargingClock(30, VirtualTimer()).profile)),
+                          chunks)
     results = {}
     for ms in (1, 300):
         timer = VirtualTimer()
-        results[ms], _ = live_loop(make_sessions(model, protocol, "ar", ChargingClock(ms, timer)), chunks_of(1),
+        results[ms], _ = live_loop(make_sessions(model, protocol, name, ChargingClock(ms, timer)), chunks,
                                    batched=batched, timer=timer, batch_from=1)
+        assert [[r.tokens for r in g] for g in results[ms]] == [[r.tokens for r in w] for w in want]
     assert not any(r.miss for g in results[1] for r in g)
     assert any(r.miss for g in results[300] for r in g)
     assert any(r.overflow > 0 for g in results[300] for r in g)  # a unit waited behind another's work
+    late = [r for g in results[300] for r in g if r.window == 0 and r.index > 0]
+    assert late and all(r.idle_forwards == 0 for r in late)  # skipped: the prefill rode with the audio
 
 
 def test_idle_work_gets_a_window_in_the_free_time(protocol):
@@ -165,3 +174,26 @@ def test_a_live_replay_records_what_the_simulated_one_does(protocol):
     assert a.keys() == b.keys() and len(b) == len(live) == 2 * 2 * 3
     assert all(a[k]["tokens"] == b[k]["tokens"] for k in a)
     assert all(r["lag_ms"] >= 0 and r["latency_ms"] >= 0 for r in live)
+
+
+@pytest.mark.parametrize("side_channel", [None, "after_content"])
+def test_skipping_idle_work_puts_the_same_slots_in_the_cache(protocol, side_channel):
+    """`skip_idle_work` before each unit: the prefill rides with the audio, one forward fewer a unit, the same
+    tokens and the same cache ledger (positions, kinds, units) as idle work done on its own."""
+    model = random_model(4, protocol.vocab_size)
+    clock = CostModelClock(ChargingClock(30, VirtualTimer()).profile)
+    chunks = noise_chunks(5, 4, speech_units=(1, 3))
+    usual, skipping = (DuplexSession(model, protocol, "ar", clock=clock, side_channel=side_channel,
+                                     engine="eager") for _ in range(2))
+    for c in chunks:
+        a = usual.step(c)
+        skipping.skip_idle_work()
+        b = skipping.step(c)
+        assert b.sequence == a.sequence
+    usual.flush()
+    skipping.flush()
+    ledger_a, ledger_b = usual.engine.cache.ledger(), skipping.engine.cache.ledger()
+    assert ledger_a.keys() == ledger_b.keys()
+    for key in ledger_a:
+        assert torch.equal(ledger_a[key], ledger_b[key]), key
+    assert len(usual.engine.records) - len(skipping.engine.records) == len(chunks)  # one prefill forward a unit

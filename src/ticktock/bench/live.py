@@ -5,7 +5,7 @@ at the same instant. One thread drives the device (a GPU runs one stream of forw
 order of priority:
 
 1. chunk work: every session whose chunk has arrived and whose previous unit has ended starts its unit
-   (one whose idle work is not done yet does only its prefill, `prepare(0)`).
+   (one whose idle work did not come round drafts nothing and prefills with its audio: `skip_idle_work`).
    serial: one unit at a time to its end, the earliest arrival first.
    batched: the units in flight advance together, a round at a time; a unit whose chunk arrives meanwhile
    joins at the next round (continuous batching). A round of `BATCH_FROM` units or more is one
@@ -121,9 +121,9 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
 
     def begin(k: int, slot: _Slot) -> None:
         slot.began = timer.now()
-        if slot.session.prepared is None:  # its idle work did not come round: the prefill only
+        if slot.session.prepared is None:  # its idle work did not come round: no drafts, the prefill with the audio
             slot.window = 0.0
-            slot.session.prepare(0.0)
+            slot.session.skip_idle_work()
         if tool_results is not None:
             slot.pending = tool_results[k].get(slot.t)
         if slot.pending is not None:

@@ -108,6 +108,7 @@ class DuplexSession:
         self.committed = Committed()
         self.slack_due: UnitResult | None = None  # a unit whose trailing segment is still to decode
         self.prepared: tuple[float, int] | None = None  # (idle seconds, idle forwards) for the next unit
+        self.carried: list[Segment] = []  # idle prefill left to the next unit's first forward (`skip_idle_work`)
         ids = self.protocol.prefix_ids(self.system)
         self.engine.forward([self.ids_segment(ids, SlotKind.PREFIX)], unit=-1)
         self.committed.history += ids
@@ -140,6 +141,19 @@ class DuplexSession:
         used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
         used += self.decoder.prepare(self._idle_context(), max(0.0, window - used))
         self.prepared = (used, len(self.engine.records) - n0)
+
+    def skip_idle_work(self) -> None:
+        """The next unit gets no idle work (its audio has come and the device had no time for it): no drafting,
+        and the prefill `prepare` would run on its own goes into the unit's first forward, ahead of the audio —
+        the same slots in the same order, one forward fewer."""
+        if self.prepared is not None:
+            return
+        n0 = len(self.engine.records)
+        self.flush()
+        opening = self.protocol.unit_open_ids(self.index)
+        self.carried = self.committed.take_pending() + [self.ids_segment(opening, SlotKind.UNIT_MARKER)]
+        self.committed.history += opening
+        self.prepared = (sum(r.seconds for r in self.engine.records[n0:]), len(self.engine.records) - n0)
 
     def _idle_context(self) -> IdleContext:
         """What the decoder's idle work for unit `index` may touch: forks of the cache, forwards at this unit."""
@@ -192,7 +206,7 @@ class DuplexSession:
         t0 = time.perf_counter()
         audio = self.front.push(chunk)
         enc = self.clock.encoder_seconds(time.perf_counter() - t0)
-        linear = self.audio_segments(audio)
+        linear, self.carried = self.carried + self.audio_segments(audio), []
         if tool_result is not None:
             ids = self.protocol.tool_result_ids(tool_result)
             linear.append(self.ids_segment(ids, SlotKind.TOOL_RESULT))
