@@ -209,8 +209,8 @@ class LiveSession:
         self.session.prepare(window)
 
     def _step(self, chunk: np.ndarray, tool_result: str | None) -> UnitResult:  # device thread
-        if self.session.prepared is None:  # the chunk came before the idle work ran: prefill only
-            self.session.prepare(0.0)
+        if self.session.prepared is None:  # the chunk came before the idle work ran: the prefill rides with it
+            self.session.skip_idle_work()
         return self.session.step(chunk, tool_result)
 
     async def _units(self) -> None:
