@@ -66,19 +66,19 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
     slots, warm = live_slots(max(len(b.chunks) for b in group)) if live else (16384, WARM_SLOTS)
     with ExitStack() as stack:
         engines = [stack.enter_context(borrowed_engine(model, engine, slots, warm)) for _ in group]
-        sessions = [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
-                                  system=b.system, side_channel=side_channel, engine=eng, max_slots=slots)
-                    for b, seed, eng in zip(group, seeds or [0] * len(group), engines)]
         chunks = [b.chunks for b in group]
+
+        def sessions(seeds: list[int]) -> list[DuplexSession]:  # fresh ones: each resets its engine
+            return [DuplexSession(model, protocol, decoder, clock=fresh(), temperature=temperature, seed=seed,
+                                  system=b.system, side_channel=side_channel, engine=eng, max_slots=slots)
+                    for b, seed, eng in zip(group, seeds, engines)]
+
+        seeds = seeds or [0] * len(group)
         if live is None:
-            return closed_loop(sessions, chunks, tool_runner, tool_results, batched)
+            return closed_loop(sessions(seeds), chunks, tool_runner, tool_results, batched)
         from .live import device_memory, live_loop, warm_up
-        warm_up([DuplexSession(model, protocol, decoder, clock=fresh(), system=b.system, side_channel=side_channel,
-                               engine=eng, max_slots=slots) for b, eng in zip(group, engines)],
-                chunks, batched=live == "batched")
-        for s in sessions:  # the warm-up ran on their engines
-            s.reset()
-        return live_loop(sessions, chunks, tool_runner, tool_results, batched=live == "batched",
+        warm_up(sessions(seeds), chunks, batched=live == "batched")  # throwaway sessions on the same engines
+        return live_loop(sessions(seeds), chunks, tool_runner, tool_results, batched=live == "batched",
                          device_mb=device_memory(model, len(group)))
 
 

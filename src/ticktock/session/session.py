@@ -133,11 +133,7 @@ class DuplexSession:
         if window is None:
             window = self.timeline.window_for(self.index)
         n0 = len(self.engine.records)
-        self.flush()
-        opening = self.protocol.unit_open_ids(self.index)  # `<unit>` (after `</unit>` where the protocol has one)
-        segs = self.committed.take_pending() + [self.ids_segment(opening, SlotKind.UNIT_MARKER)]
-        self.engine.forward(segs, unit=self.index)
-        self.committed.history += opening
+        self.engine.forward(self._opening(), unit=self.index)
         used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
         used += self.decoder.prepare(self._idle_context(), max(0.0, window - used))
         self.prepared = (used, len(self.engine.records) - n0)
@@ -149,11 +145,17 @@ class DuplexSession:
         if self.prepared is not None:
             return
         n0 = len(self.engine.records)
+        self.carried = self._opening()
+        self.prepared = (sum(r.seconds for r in self.engine.records[n0:]), len(self.engine.records) - n0)
+
+    def _opening(self) -> list[Segment]:
+        """What opens the next unit, committed to the history: the last unit's held token and `<unit>` (after
+        `</unit>` where the protocol has one), once a trailing segment due is decoded. Segments to forward."""
         self.flush()
         opening = self.protocol.unit_open_ids(self.index)
-        self.carried = self.committed.take_pending() + [self.ids_segment(opening, SlotKind.UNIT_MARKER)]
+        segs = self.committed.take_pending() + [self.ids_segment(opening, SlotKind.UNIT_MARKER)]
         self.committed.history += opening
-        self.prepared = (sum(r.seconds for r in self.engine.records[n0:]), len(self.engine.records) - n0)
+        return segs
 
     def _idle_context(self) -> IdleContext:
         """What the decoder's idle work for unit `index` may touch: forks of the cache, forwards at this unit."""
