@@ -35,10 +35,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import torch
-import torch.nn.functional as F
 
 from ..cache.kv import KVCache
-from ..model.transformer import Attention, apply_rope, rope_cos_sin
+from ..model.transformer import Attention, apply_rope, masked_attention, rope_cos_sin
 from ..model.duplex import DuplexLM
 from .eager import Engine, ForwardRecord, ForwardRequest, forward_inputs
 
@@ -122,7 +121,7 @@ def _attention(attn: Attention, x: torch.Tensor, cos: torch.Tensor, sin: torch.T
         if attn.hkv != attn.h:
             ks = ks.repeat_interleave(attn.h // attn.hkv, dim=1)
             vs = vs.repeat_interleave(attn.h // attn.hkv, dim=1)
-        outs.append(F.scaled_dot_product_attention(q[:, :, rows], ks, vs, attn_mask=p.mask))  # (1, H, n, d)
+        outs.append(masked_attention(q[:, :, rows], ks, vs, p.mask))  # (1, H, n, d)
     out = torch.cat(outs, dim=2)  # (1, H, T, d)
     return attn.o_proj(out.transpose(1, 2).reshape(1, t, attn.h * attn.d))
 

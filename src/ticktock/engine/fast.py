@@ -48,16 +48,14 @@ from typing import Callable, Iterable
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from .eager import Engine, ForwardRequest, Segment, forward_inputs
-from ..model.transformer import rope_cos_sin
+from ..model.transformer import masked_attention, rope_cos_sin
 from ..model.duplex import DuplexLM
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 MODES = ("auto", "eager", "static", "graph")
 ATTENTION = ("auto", "sdpa", "matmul")
-_SDPA_BACKENDS = [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
 def query_bucket(n: int, buckets: tuple[int, ...] = BUCKETS) -> int | None:
@@ -427,8 +425,7 @@ class FastEngine(Engine):
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, kind: str) -> torch.Tensor:
     """q (1, hkv, M, d), k/v (1, hkv, lb, d), additive mask (M, lb) -> (1, hkv, M, d)."""
     if kind == "sdpa":
-        with sdpa_kernel(_SDPA_BACKENDS):  # with a mask: the memory-efficient kernel (math as a last resort)
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return masked_attention(q, k, v, mask)
     scores = torch.baddbmm(mask, q[0], k[0].transpose(1, 2), alpha=q.shape[-1] ** -0.5)  # (hkv, M, lb)
     return torch.bmm(torch.softmax(scores, dim=-1), v[0])[None]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..cache.kv import KVCache
 from .config import DecoderConfig
@@ -75,8 +76,22 @@ class Attention(nn.Module):
         if self.hkv != self.h:
             k = k.repeat_interleave(self.h // self.hkv, dim=1)
             v = v.repeat_interleave(self.h // self.hkv, dim=1)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # mask (T, S) or (B, 1, T, S) bool, True = attend
+        out = masked_attention(q, k, v, mask)  # mask (T, S) or (B, 1, T, S) bool, True = attend
         return self.o_proj(out.transpose(1, 2).reshape(b, t, self.h * self.d))
+
+
+# On CUDA, masked SDPA may pick cuDNN, which builds a plan per new shape: a cache that grows by a few slots every
+# forward rebuilds it every forward, each session of a batch its own (tens of ms each). The memory-efficient kernel
+# takes any length as it is; math is the last resort.
+_CUDA_MASKED_SDPA = [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+
+
+def masked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Attention under `mask` (bool, True = attend, or additive), q (B, H, T, d), k/v (B, H, S, d) -> (B, H, T, d)."""
+    if not q.is_cuda:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    with sdpa_kernel(_CUDA_MASKED_SDPA):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
 class MLP(nn.Module):
