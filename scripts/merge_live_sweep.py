@@ -1,23 +1,26 @@
 """Merge live runs made in pieces (`ticktock bench --live MODE --sessions N[,N...]`, one process each) into one sweep.
 
-    python scripts/merge_live_sweep.py OUT RUN_DIR [RUN_DIR ...] [--no-plots]
+    python scripts/merge_live_sweep.py OUT RUN_DIR [RUN_DIR ...] [--later-wins] [--no-plots]
 
 Each run folder holds config.json and either sweeps.json (several N) or summary.json (one N); the runs must
 share every setting but the sessions. OUT gets sweeps.json, report.md (speedups, ℓ p50 / p99, misses, lagging,
 GPU memory per N, the capacity per decoder), the plots and config.json (the runs' configs). Prints a JSON line.
+An N in two runs is an error, unless --later-wins: then the later run's point replaces the earlier one (a point
+measured again), and the report says which run each N comes from.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from ticktock.bench.report import capacity, plot_capacity, plot_sweep, sweep_markdown
 
 SAME = ("clock", "suite", "temperature", "engine", "dtype", "model", "decoders")
 KEYS = ("speak_speedup", "tool_speedup", "latency_ms_p50", "latency_ms_p99", "deadline_miss_rate", "lagging_sessions",
-        "max_lag_ms_max", "device_mb_per_session")
+        "max_lag_ms_max", "lossless", "device_mb_per_session")
 
 
 def run_points(folder: Path) -> dict[str, dict]:
@@ -35,6 +38,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
     ap.add_argument("runs", nargs="+")
+    ap.add_argument("--later-wins", action="store_true", help="an N measured again replaces the earlier point")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args()
     folders = [Path(r) for r in args.runs]
@@ -44,15 +48,18 @@ def main() -> None:
         if differ:
             raise SystemExit(f"runs differ in {', '.join(differ)}: not one sweep")
     sweep: dict[str, dict] = {}
+    source: dict[str, str] = {}
     for f in folders:
         for n, summary in run_points(f).items():
-            if n in sweep:
-                raise SystemExit(f"N = {n} is in two runs")
-            sweep[n] = summary
-    sweep = {n: sweep[n] for n in sorted(sweep, key=int)}
+            if n in sweep and not args.later_wins:
+                raise SystemExit(f"N = {n} is in two runs (--later-wins keeps the later one)")
+            sweep[n], source[n] = summary, f.name
+    order = sorted(sweep, key=int)
+    sweep = {n: sweep[n] for n in order}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps({"runs": [str(f) for f in folders], "configs": configs}, indent=1) + "\n")
+    (out / "config.json").write_text(json.dumps({"runs": [os.path.relpath(f, out) for f in folders], "configs": configs,
+                                                 "point_from": {n: source[n] for n in order}}, indent=1) + "\n")
     (out / "sweeps.json").write_text(json.dumps({"sessions": sweep}, indent=1) + "\n")
     c = configs[0]
     names = []
@@ -61,7 +68,8 @@ def main() -> None:
                  plot_capacity(sweep, out / "latency_vs_sessions.png", float(c.get("chunk_ms", 1000.0)))]
     head = (f"# ticktock bench --live {c['args']['live']} · {c['suite']} · model `{c['model']}` · {c['engine']} engine · "
             f"{c['dtype']} · {c['args'].get('seconds')} s of audio per session\n\nRuns: "
-            + ", ".join(f"`{f.name}`" for f in folders) + "\n")
+            + ", ".join(f"`{f.name}` (N = {', '.join(n for n in order if source[n] == f.name) or 'none kept'})"
+                        for f in folders) + "\n")
     plots = "".join(f"\n![{n}]({n})\n" for n in names)
     (out / "report.md").write_text(head + sweep_markdown({"sessions": sweep}) + plots)
     decoders = list(next(iter(sweep.values())))

@@ -193,13 +193,17 @@ def capacity_markdown(sweep: dict[str, dict[str, dict]]) -> str:
     """Per N and decoder: ℓ p50 / p99, misses, lagging sessions, GPU memory per session; the capacity per decoder."""
     xs = sorted(sweep, key=float)
     decs = list(next(iter(sweep.values())))
-    rows = [[x, d] + [sweep[x][d].get(k) for k in ("latency_ms_p50", "latency_ms_p99", "deadline_miss_rate",
-                                                   "lagging_sessions", "max_lag_ms_max", "device_mb_per_session")]
-            for x in xs for d in decs]
+    def rate(v):  # a few misses in a thousand units must not print as 0.00
+        return "–" if v is None else f"{v:.4f}"
+
+    rows = [[x, d, m.get("latency_ms_p50"), m.get("latency_ms_p99"), rate(m.get("deadline_miss_rate")),
+             rate(m.get("lagging_sessions")), m.get("max_lag_ms_max"), rate(m.get("lossless")),
+             m.get("device_mb_per_session")]
+            for x in xs for d in decs for m in [sweep[x][d]]]
     caps = ", ".join(f"{d} N = {capacity(sweep, d)}" for d in decs)
     return "\n".join(["", "## Latency vs sessions", "",
                       _table(["N", "decoder", "ℓ p50 ms", "ℓ p99 ms", "miss rate", "lagging", "max lag ms",
-                              "GPU MiB / session"], rows),
+                              "lossless", "GPU MiB / session"], rows),
                       "", f"Largest N with no deadline missed and no session lagging: {caps}."])
 
 
