@@ -202,3 +202,26 @@ def test_a_pool_hands_its_first_engines_kernel_choices_on():
     ids = torch.randint(0, model.cfg.decoder.vocab_size, (40,), generator=torch.Generator().manual_seed(3))
     a, b = eager.forward([seg(ids)], unit=0), second.forward([seg(ids)], unit=0)
     assert ((a - b).abs().max() / a.abs().max()).item() <= TOL[torch.bfloat16]
+
+
+@pytest.mark.gpu
+@CUDA
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_masked_attention_agrees_with_the_math_kernel_at_every_length(dtype):
+    """On CUDA `masked_attention` pins the memory-efficient kernel (cuDNN would plan anew at each key length);
+    it must agree with the reference math kernel for lengths that grow a slot at a time, under a ragged mask."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from ticktock.model.transformer import masked_attention
+
+    gen = torch.Generator().manual_seed(0)
+    for s in range(200, 206):
+        q = torch.randn(1, 8, 3, 64, generator=gen).to("cuda", dtype)
+        k, v = (torch.randn(1, 8, s, 64, generator=gen).to("cuda", dtype) for _ in range(2))
+        mask = torch.ones(3, s, dtype=torch.bool)
+        mask[:, -3:] = torch.ones(3, 3, dtype=torch.bool).tril()  # causal among the new rows
+        mask[0, 17] = False  # a slot a tree node does not see
+        mask = mask.to("cuda")
+        with sdpa_kernel([SDPBackend.MATH]):
+            want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask)
+        got = masked_attention(q, k, v, mask).float()
+        assert (got - want).abs().max().item() <= (1e-5 if dtype == torch.float32 else 2e-2)
