@@ -68,6 +68,13 @@ class KVCache:
         self.v[layer, :, :, s:e] = v
         return self.k[layer, :, :, :e], self.v[layer, :, :, :e]
 
+    def write_layers(self, k: torch.Tensor, v: torch.Tensor) -> None:
+        """Store every layer's new K/V (L, B, H_kv, T, D) at the reserved slots at once."""
+        s, e = self.start, self.length
+        assert k.shape[3] == e - s, f"expected {e - s} new slots, got k of shape {tuple(k.shape)}"
+        self.k[:, :, :, s:e] = k
+        self.v[:, :, :, s:e] = v
+
     # ------------------------------------------------------------ verbs
     def truncate(self, n: int) -> None:
         """Drop slots [n, length) — the rollback after a draft. Positions after the survivors are free again."""

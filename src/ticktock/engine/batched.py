@@ -4,9 +4,11 @@ Every session brings its own `ForwardRequest` (linear segments + an optional `Dr
 `Engine.forward` takes) and its own `KVCache`. The new rows of all sessions are concatenated along
 the token axis for everything position-wise — embeddings, RMSNorm, the q/k/v and o projections,
 the MLP, the final norm, the LM head — so each weight is read once for the whole batch (the point of
-many sessions per GPU: a decode step is bound by weight reads). Attention runs per session against
-its own cache under its own mask: causal (or the draft tree's ancestor mask) among its new rows,
-every resident slot before them. Positions come from each cache's `next_pos` and slots are reserved
+many sessions per GPU: a decode step is bound by weight reads). Attention runs on a padded batch: each
+session's resident slots side by side (padded to the longest, its new rows written in at their reserved
+slots), each under its own mask — causal (or the draft tree's ancestor mask) among its new rows, every
+resident slot before them — so a layer is a fixed number of kernels whatever the number of sessions
+(the per-session K/V reads cost twice the bytes of reading them in place). Positions come from each cache's `next_pos` and slots are reserved
 in each cache exactly as `Engine._forward` does, so a session's cache after a batched forward holds
 what its own forward would have written (fp32: equal to rounding, tests/test_batched.py).
 
@@ -35,11 +37,12 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 
 from ..cache.kv import KVCache
 from ..model.transformer import Attention, apply_rope, masked_attention, rope_cos_sin
 from ..model.duplex import DuplexLM
-from .eager import Engine, ForwardRecord, ForwardRequest, forward_inputs
+from .eager import Engine, ForwardRecord, ForwardRequest, eager_forward, forward_inputs
 
 
 @dataclass
@@ -56,14 +59,42 @@ class BatchRecord:
 
 
 @dataclass
-class _Rows:
-    """One session's part of a batch: its cache, its rows [start, start + n) and its attention mask (n, S)."""
+class _Layout:
+    """Where each session's rows sit in a batch, on the device. The position-wise work runs on the T rows of all
+    sessions concatenated; attention runs on a padded (B, t_max) layout against each session's keys padded to
+    `lb` slots (its resident slots, then its new rows at their reserved slots).
 
-    cache: KVCache
-    start: int
-    n: int
-    n_lin: int
+    pad_rows (B * t_max,): the concatenated row of each padded row (a pad row repeats its session's first);
+    real (T,): the padded row of each concatenated row; dst (T,): each new row's slot in the flattened (B * lb)
+    keys; mask (B, 1, t_max, lb) bool, True = attend (a pad row sees one slot, so its softmax stays finite).
+    """
+
+    t_max: int
+    lb: int
+    pad_rows: torch.Tensor
+    real: torch.Tensor
+    dst: torch.Tensor
     mask: torch.Tensor
+
+    @staticmethod
+    def build(past: list[int], masks: list[torch.Tensor], device: torch.device) -> "_Layout":
+        """past: resident slots per session before its new rows; masks: (n_i, n_i) bool among its new rows."""
+        n = [m.shape[0] for m in masks]
+        b, t_max = len(n), max(n)
+        lb = -(-max(p + k for p, k in zip(past, n)) // 16) * 16  # 16-aligned: the masked kernels want it
+        pad_rows, real, dst = [], [], []
+        mask = torch.zeros(b, 1, t_max, lb, dtype=torch.bool)
+        off = 0
+        for i, (p, k, m) in enumerate(zip(past, n, masks)):
+            pad_rows += [off + r if r < k else off for r in range(t_max)]
+            real += [i * t_max + r for r in range(k)]
+            dst += [i * lb + p + r for r in range(k)]
+            mask[i, 0, :k, :p] = True
+            mask[i, 0, :k, p:p + k] = m
+            mask[i, 0, k:, 0] = True
+            off += k
+        as_idx = lambda xs: torch.tensor(xs, dtype=torch.long, device=device)  # noqa: E731
+        return _Layout(t_max, lb, as_idx(pad_rows), as_idx(real), as_idx(dst), mask.to(device))
 
 
 @torch.no_grad()
@@ -71,59 +102,83 @@ def batched_forward(model: DuplexLM, caches: Sequence[KVCache],
                     requests: Sequence[ForwardRequest]) -> list[torch.Tensor]:
     """Append each request to its cache in one forward; logits per session, (1 + n_nodes, V) float32 each.
 
-    caches: one distinct `KVCache` per request.
+    caches: one distinct `KVCache` per request. Every layer runs a fixed number of kernels whatever the number of
+    sessions (their keys are gathered into one padded batch), so a batch costs about one forward's launches.
     """
     assert len(caches) == len(requests) >= 1, "one cache per request, at least one"
     assert len({id(c) for c in caches}) == len(caches), "every session of a batch needs its own cache"
+    if len(caches) == 1:  # a batch of one is the engine's own forward, bit for bit
+        return [eager_forward(model, caches[0], requests[0])]
     lm, dev = model.lm, model.device
-    parts: list[_Rows] = []
-    xs, positions = [], []
-    start = 0
+    xs, positions, masks, past, n_lin = [], [], [], [], []
     for cache, req in zip(caches, requests):
         segs, kinds, pos, new_mask = forward_inputs(req, cache.next_pos)
-        n, n_lin = pos.numel(), sum(len(s) for s in req.linear)
-        if new_mask is None:
-            new_mask = torch.ones(n, n, dtype=torch.bool).tril()
+        n = pos.numel()
         xs.append(model.embed_segments(segs)[0])  # (n, D)
+        past.append(cache.length)
         cache.reserve(pos, req.unit, kinds)
-        past = torch.ones(n, cache.length - n, dtype=torch.bool)
-        parts.append(_Rows(cache, start, n, n_lin, torch.cat([past, new_mask], dim=-1).to(dev)))  # (n, S)
+        masks.append(new_mask if new_mask is not None else torch.ones(n, n, dtype=torch.bool).tril())
         positions.append(pos)
-        start += n
+        n_lin.append(sum(len(s) for s in req.linear))
+    lay = _Layout.build(past, masks, dev)
     x = torch.cat(xs)[None]  # (1, T, D), T = all sessions' new rows
     cos, sin = rope_cos_sin(torch.cat(positions)[None].to(dev), lm.cfg.head_dim, lm.cfg.rope_theta, x.dtype)
+    new_k, new_v = [], []
     for blk in lm.model.layers:
-        x = x + _attention(blk.self_attn, blk.input_layernorm(x), cos, sin, parts)
+        out, k, v = _attention(blk.self_attn, blk.input_layernorm(x), cos, sin, caches, lay)
+        x = x + out
         x = x + blk.mlp(blk.post_attention_layernorm(x))
+        new_k.append(k)
+        new_v.append(v)
+    ks, vs = torch.stack(new_k)[:, None], torch.stack(new_v)[:, None]  # (L, 1, Hkv, T, d)
+    off = 0
+    for cache, m in zip(caches, masks):  # two copies a session, all layers at once
+        cache.write_layers(ks[..., off:off + m.shape[0], :], vs[..., off:off + m.shape[0], :])
+        off += m.shape[0]
     h = lm.model.norm(x)[0]  # (T, D)
-    rows = torch.cat([torch.arange(p.start + p.n_lin - 1, p.start + p.n) for p in parts])  # root + tree rows
+    starts = [0]
+    for m in masks:
+        starts.append(starts[-1] + m.shape[0])
+    rows = torch.cat([torch.arange(s + nl - 1, e) for s, e, nl in zip(starts, starts[1:], n_lin)])  # root + tree rows
     logits = lm.logits(h[rows.to(dev)])  # (sum of 1 + n_nodes, V)
-    return list(logits.split([p.n - p.n_lin + 1 for p in parts]))
+    return list(logits.split([e - s - nl + 1 for s, e, nl in zip(starts, starts[1:], n_lin)]))
+
+
+def _resident(caches: Sequence[KVCache], buf: str, layer: int, lb: int) -> torch.Tensor:
+    """Each session's slots [0, lb) of one layer's K or V, side by side: (Hkv, B * lb, d). Slots past a session's
+    resident ones hold stale values that the mask hides (or its new rows, written in by the caller)."""
+    parts = []
+    for c in caches:
+        t = getattr(c, buf)[layer, 0, :, :lb]  # (Hkv, <= lb, d)
+        parts.append(t if t.shape[1] == lb else F.pad(t, (0, 0, 0, lb - t.shape[1])))
+    return torch.stack(parts, dim=1).flatten(1, 2)
 
 
 def _attention(attn: Attention, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-               parts: list[_Rows]) -> torch.Tensor:
-    """`Attention.forward` over concatenated sessions: shared projections, attention per session's cache.
+               caches: Sequence[KVCache], lay: _Layout) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`Attention.forward` over concatenated sessions: shared projections, attention on the padded layout.
 
-    x (1, T, D), cos/sin (1, 1, T, d) -> (1, T, D)."""
+    x (1, T, D), cos/sin (1, 1, T, d) -> output (1, T, D) and the new rows' K and V (Hkv, T, d)."""
     _, t, _ = x.shape
-    q = attn.q_proj(x).view(1, t, attn.h, attn.d)
-    k = attn.k_proj(x).view(1, t, attn.hkv, attn.d)
+    h, hkv, d = attn.h, attn.hkv, attn.d
+    g, b, tm, lb = h // hkv, len(caches), lay.t_max, lay.lb
+    q = attn.q_proj(x).view(1, t, h, d)
+    k = attn.k_proj(x).view(1, t, hkv, d)
     if getattr(attn, "q_norm", None) is not None:  # Qwen3's QK-norm, per head, before RoPE
         q, k = attn.q_norm(q), attn.k_norm(k)
     q, k = q.transpose(1, 2), k.transpose(1, 2)  # (1, H, T, d), (1, Hkv, T, d)
-    v = attn.v_proj(x).view(1, t, attn.hkv, attn.d).transpose(1, 2)
-    q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-    outs = []
-    for p in parts:
-        rows = slice(p.start, p.start + p.n)
-        ks, vs = p.cache.write(attn.layer, k[:, :, rows], v[:, :, rows])  # its resident slots (1, Hkv, S, d)
-        if attn.hkv != attn.h:
-            ks = ks.repeat_interleave(attn.h // attn.hkv, dim=1)
-            vs = vs.repeat_interleave(attn.h // attn.hkv, dim=1)
-        outs.append(masked_attention(q[:, :, rows], ks, vs, p.mask))  # (1, H, n, d)
-    out = torch.cat(outs, dim=2)  # (1, H, T, d)
-    return attn.o_proj(out.transpose(1, 2).reshape(1, t, attn.h * attn.d))
+    v = attn.v_proj(x).view(1, t, hkv, d).transpose(1, 2)
+    q, k = apply_rope(q, cos, sin)[0], apply_rope(k, cos, sin)[0]
+    v = v[0]
+    keys = _resident(caches, "k", attn.layer, lb).index_copy_(1, lay.dst, k)  # (Hkv, B * lb, d)
+    vals = _resident(caches, "v", attn.layer, lb).index_copy_(1, lay.dst, v)
+    # query head j reads KV head j // g: lay the g heads of a KV head along the rows, so K/V are not repeated
+    qp = q.index_select(1, lay.pad_rows).view(hkv, g, b, tm, d).permute(2, 0, 1, 3, 4).reshape(b, hkv, g * tm, d)
+    mask = lay.mask.repeat(1, 1, g, 1) if g > 1 else lay.mask  # (B, 1, g * t_max, lb)
+    out = masked_attention(qp, keys.view(hkv, b, lb, d).transpose(0, 1), vals.view(hkv, b, lb, d).transpose(0, 1),
+                           mask)  # (B, Hkv, g * t_max, d)
+    out = out.view(b, hkv, g, tm, d).permute(0, 3, 1, 2, 4).reshape(b * tm, h * d).index_select(0, lay.real)
+    return attn.o_proj(out[None]), k, v
 
 
 class BatchedEngine:

@@ -76,17 +76,21 @@ class Engine:
         return out
 
     def _forward(self, req: ForwardRequest) -> torch.Tensor:
-        m, cache = self.model, self.cache
-        n_lin = sum(len(s) for s in req.linear)
-        segs, kinds, pos, mask = forward_inputs(req, cache.next_pos)
-        x = m.embed_segments(segs)
-        cache.reserve(pos, req.unit, kinds)
-        h = m.lm(x, pos[None].to(m.device), cache, mask)
-        return m.lm.logits(h[0, n_lin - 1:])
+        return eager_forward(self.model, self.cache, req)
 
     def reset(self) -> None:
         self.cache.reset()
         self.records.clear()
+
+
+def eager_forward(model: DuplexLM, cache: KVCache, req: ForwardRequest) -> torch.Tensor:
+    """The model's own forward of `req` on `cache`: logits (1 + n_nodes, V) of the root and the draft nodes."""
+    n_lin = sum(len(s) for s in req.linear)
+    segs, kinds, pos, mask = forward_inputs(req, cache.next_pos)
+    x = model.embed_segments(segs)
+    cache.reserve(pos, req.unit, kinds)
+    h = model.lm(x, pos[None].to(model.device), cache, mask)
+    return model.lm.logits(h[0, n_lin - 1:])
 
 
 def forward_inputs(req: ForwardRequest, base: int
