@@ -40,8 +40,9 @@ from ..session.timeline import LiveTimeline
 
 MODES = ("serial", "batched")
 # Units in flight from which a round is one batched forward. Below it each runs on its own engine: on a GPU
-# a batched forward takes the eager path (no CUDA graphs per batch shape yet), which costs about what
-# `BATCH_FROM` graph-replayed forwards do for a 7B-class model (docs/scaling.md).
+# a batched forward takes the eager path (no CUDA graphs per batch shape yet), which cost about what
+# `BATCH_FROM` graph-replayed forwards do for a 7B-class model when it was set; experiments/probes/
+# batched_round_cost.py measures the crossing on a device (docs/scaling.md).
 BATCH_FROM = 8
 
 
