@@ -225,3 +225,36 @@ def test_masked_attention_agrees_with_the_math_kernel_at_every_length(dtype):
             want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask)
         got = masked_attention(q, k, v, mask).float()
         assert (got - want).abs().max().item() <= (1e-5 if dtype == torch.float32 else 2e-2)
+
+
+@pytest.mark.gpu
+@CUDA
+def test_session_graphs_replay_what_they_run_eagerly():
+    """A captured SessionGraphs forward, replayed with new inputs, equals the same forwards run eagerly (fp32)."""
+    from ticktock.engine import ForwardRequest, SessionGraphs
+
+    torch.manual_seed(0)
+    model = DuplexLM(preset("test")).eval().to("cuda")
+    vocab = model.cfg.decoder.vocab_size
+    gen = torch.Generator().manual_seed(1)
+    prefixes = [torch.randint(vocab, (n,), generator=gen) for n in (9, 30, 17)]
+    twins = []
+    for _ in range(2):
+        engines = [Engine(model, max_slots=512) for _ in prefixes]
+        for e, p in zip(engines, prefixes):
+            e.forward([seg(p, 0)], unit=-1)
+        twins.append(engines)
+    graphs = [SessionGraphs(model, [e.cache for e in twins[0]], capture=True),
+              SessionGraphs(model, [e.cache for e in twins[1]], capture=False)]
+    warmed = graphs[0].warm(128)
+    assert warmed == len(graphs[0].graphs) > 0
+    for step in range(4):  # every shape was captured by `warm`: forwards replay
+        asked = {0: 1, 2: 3} if step % 2 else {0: 2, 1: 1, 2: 1}
+        reqs = {i: ForwardRequest([seg(torch.randint(vocab, (n,), generator=gen))], unit=step) for i, n in asked.items()}
+        got, want = (g.forward(reqs) for g in graphs)
+        for i in reqs:
+            torch.testing.assert_close(got[i], want[i], atol=1e-4, rtol=1e-4)
+    assert len(graphs[0].graphs) == warmed and graphs[0].forwards == 4
+    for a, b in zip(*twins):
+        n = a.cache.length
+        torch.testing.assert_close(a.cache.k[:, :, :, :n], b.cache.k[:, :, :, :n], atol=1e-4, rtol=1e-4)

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from ..engine import BatchedEngine, ForwardRequest
+from ..engine.session_graphs import shared_session_graphs
 from ..scenarios.world import tool_result
 from ..session import DuplexSession, UnitResult
 from ..session.session import UnitSteps
@@ -101,12 +102,15 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
               tool_runner: Callable[[str], str] | None = tool_result,
               tool_results: list[dict[int, str]] | None = None, batched: bool = False,
               timer: RealTimer | None = None, device_mb: Callable[[], float | None] | None = None,
-              batch_from: int = BATCH_FROM) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
+              batch_from: int = BATCH_FROM, session_graphs: bool | None = None
+              ) -> tuple[list[list[UnitResult]], list[dict[int, str]]]:
     """Sessions `live` fed their `chunks` (one list per session) in real time on one device.
 
     tool_results: per session, the results to inject by unit index (else `tool_runner` runs each call).
     batched: units in flight advance in rounds, batched forwards from `batch_from` units on (else one unit at a
-    time). timer: `RealTimer()` by default. device_mb: read at each unit's end into `UnitResult.device_mb`.
+    time). session_graphs: a round of small forwards (up to 8 rows each) runs every session's forward as one
+    CUDA graph (`SessionGraphs`), from 2 units in flight; None = on CUDA; True elsewhere runs it eagerly (tests).
+    timer: `RealTimer()` by default. device_mb: read at each unit's end into `UnitResult.device_mb`.
     Returns per session its unit results (ℓ, lag, window, overflow on the timer) and the tool results given.
     """
     if len(chunks) != len(live) or not live:
@@ -118,7 +122,12 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
     slots = [_Slot(s, list(c), t0 + i * delta / len(live), LiveTimeline(delta)) for i, (s, c) in
              enumerate(zip(live, chunks))]
     injected: list[dict[int, str]] = [{} for _ in live]
-    engine = BatchedEngine(live[0].model) if batched else None
+    engine = None
+    if batched:
+        model = live[0].model
+        graphs = model.device.type == "cuda" if session_graphs is None else session_graphs
+        caches = [s.engine.cache for s in live]
+        engine = BatchedEngine(model, graphs=shared_session_graphs(model, caches) if graphs else None)
 
     def begin(k: int, slot: _Slot) -> None:
         slot.began = timer.now()
@@ -176,19 +185,28 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
     return [s.results for s in slots], injected
 
 
-def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batched: bool, units: int = 2) -> None:
+def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batched: bool, units: int = 2,
+            slots: int | None = None) -> None:
     """Run throwaway sessions through their first `units` chunks, waits skipped, every round batched: a
     process's first forwards of each kind (the audio encoder, the eager batched path's shapes) cost far more
-    than the rest, and would be charged to the first sessions measured."""
+    than the rest, and would be charged to the first sessions measured. Batched on CUDA, the session graphs
+    are captured first for caches up to `slots` long (default: the caches' size)."""
+    model = sessions[0].model
+    if batched and model.device.type == "cuda":
+        caches = [s.engine.cache for s in sessions]
+        shared_session_graphs(model, caches).warm(slots or min(c.max_slots for c in caches))
     live_loop(sessions, [c[:units] for c in chunks], tool_runner=None, batched=batched, timer=SkipTimer(),
               batch_from=1)
 
 
 def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int):
     """One round of the units in flight: one batched forward from `batch_from` units on (it reads the weights
-    once for all, but runs the eager path), each unit's forward on its own engine below that (CUDA graphs)."""
-    if len(flying) >= batch_from:
-        return engine.forward([s.session.engine for s in flying], [s.request for s in flying])
+    once for all, but runs the eager path) or, with session graphs, from 2 units on where they fit (one graph
+    replay); each unit's forward on its own engine otherwise (CUDA graphs)."""
+    engines, requests = [s.session.engine for s in flying], [s.request for s in flying]
+    graphs = engine.graphs is not None and engine.graphs.rows([e.cache for e in engines], requests) is not None
+    if len(flying) >= batch_from or (graphs and len(flying) >= 2):
+        return engine.forward(engines, requests)
     return [s.session.engine.forward(s.request.linear, s.request.unit, s.request.draft, s.request.draft_kinds)
             for s in flying]
 

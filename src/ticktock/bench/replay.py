@@ -77,7 +77,7 @@ def run_group(model, protocol: DuplexProtocol, group: list[BenchSession], decode
         if live is None:
             return closed_loop(sessions(seeds), chunks, tool_runner, tool_results, batched)
         from .live import device_memory, live_loop, warm_up
-        warm_up(sessions(seeds), chunks, batched=live == "batched")  # throwaway sessions on the same engines
+        warm_up(sessions(seeds), chunks, batched=live == "batched", slots=warm)  # throwaway sessions, same engines
         return live_loop(sessions(seeds), chunks, tool_runner, tool_results, batched=live == "batched",
                          device_mb=device_memory(model, len(group)))
 

@@ -6,7 +6,8 @@ Two implementations of one interface (`Engine`):
 * `FastEngine` (fast.py): static shapes and CUDA graphs on a GPU (the static path without
   graphs on a CPU, for tests); falls back to the eager path for inputs it does not cover.
 
-`BatchedEngine` (batched.py) runs one forward for several sessions, each on its own engine's cache.
+`BatchedEngine` (batched.py) runs one forward for several sessions, each on its own engine's cache;
+`SessionGraphs` (session_graphs.py) runs a fixed set of sessions' forwards as CUDA graphs.
 
 `make_engine(model, "auto" | "eager" | "fast")` picks one; "auto" is fast on CUDA, eager elsewhere.
 """
@@ -17,6 +18,7 @@ from typing import Callable, Union
 
 from ..model.duplex import DuplexLM
 from .batched import BatchedEngine, BatchRecord, batched_forward
+from .session_graphs import SessionGraphs
 from .eager import Engine, ForwardRecord, ForwardRequest, Segment, forward_inputs
 from .fast import FastEngine
 from .pool import EnginePool, borrowed_engine, engine_pool
@@ -49,6 +51,6 @@ def resolve_engine(choice: EngineChoice, model: DuplexLM, max_slots: int) -> Eng
     return choice(model, max_slots)
 
 
-__all__ = ["BatchRecord", "BatchedEngine", "ForwardRequest", "batched_forward", "forward_inputs",
+__all__ = ["BatchRecord", "BatchedEngine", "SessionGraphs", "ForwardRequest", "batched_forward", "forward_inputs",
            "ENGINES", "Engine", "EngineChoice", "EngineFactory", "EnginePool", "FastEngine", "borrowed_engine", "engine_pool", "ForwardRecord", "Segment",
            "make_engine", "resolve_engine"]

@@ -34,7 +34,7 @@ unit's post-audio forwards (idle-window drafting, the side channel's trailing se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -43,6 +43,9 @@ from ..cache.kv import KVCache
 from ..model.transformer import Attention, apply_rope, masked_attention, rope_cos_sin
 from ..model.duplex import DuplexLM
 from .eager import Engine, ForwardRecord, ForwardRequest, eager_forward, forward_inputs
+
+if TYPE_CHECKING:
+    from .session_graphs import SessionGraphs
 
 
 @dataclass
@@ -159,26 +162,38 @@ def _attention(attn: Attention, x: torch.Tensor, cos: torch.Tensor, sin: torch.T
     """`Attention.forward` over concatenated sessions: shared projections, attention on the padded layout.
 
     x (1, T, D), cos/sin (1, 1, T, d) -> output (1, T, D) and the new rows' K and V (Hkv, T, d)."""
+    q, k, v = project_qkv(attn, x, cos, sin)
+    keys = _resident(caches, "k", attn.layer, lay.lb).index_copy_(1, lay.dst, k)  # (Hkv, B * lb, d)
+    vals = _resident(caches, "v", attn.layer, lay.lb).index_copy_(1, lay.dst, v)
+    out = padded_attention(attn, q.index_select(1, lay.pad_rows), keys, vals, lay.mask)  # (B * t_max, H * d)
+    return attn.o_proj(out.index_select(0, lay.real)[None]), k, v
+
+
+def project_qkv(attn: Attention, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v of rows x (1, T, D) after QK-norm and RoPE (cos/sin (1, 1, T, d)): (H, T, d), (Hkv, T, d) x 2."""
     _, t, _ = x.shape
-    h, hkv, d = attn.h, attn.hkv, attn.d
-    g, b, tm, lb = h // hkv, len(caches), lay.t_max, lay.lb
-    q = attn.q_proj(x).view(1, t, h, d)
-    k = attn.k_proj(x).view(1, t, hkv, d)
+    q = attn.q_proj(x).view(1, t, attn.h, attn.d)
+    k = attn.k_proj(x).view(1, t, attn.hkv, attn.d)
     if getattr(attn, "q_norm", None) is not None:  # Qwen3's QK-norm, per head, before RoPE
         q, k = attn.q_norm(q), attn.k_norm(k)
     q, k = q.transpose(1, 2), k.transpose(1, 2)  # (1, H, T, d), (1, Hkv, T, d)
-    v = attn.v_proj(x).view(1, t, hkv, d).transpose(1, 2)
-    q, k = apply_rope(q, cos, sin)[0], apply_rope(k, cos, sin)[0]
-    v = v[0]
-    keys = _resident(caches, "k", attn.layer, lb).index_copy_(1, lay.dst, k)  # (Hkv, B * lb, d)
-    vals = _resident(caches, "v", attn.layer, lb).index_copy_(1, lay.dst, v)
+    v = attn.v_proj(x).view(1, t, attn.hkv, attn.d).transpose(1, 2)
+    return apply_rope(q, cos, sin)[0], apply_rope(k, cos, sin)[0], v[0]
+
+
+def padded_attention(attn: Attention, q: torch.Tensor, keys: torch.Tensor, vals: torch.Tensor,
+                     mask: torch.Tensor) -> torch.Tensor:
+    """B sessions' attention, each over its own keys: q (H, B * t, d) in session-major rows, keys/vals
+    (Hkv, B * lb, d), mask (B, 1, t, lb) bool -> (B * t, H * d)."""
+    h, hkv, d = attn.h, attn.hkv, attn.d
+    b, _, tm, lb = mask.shape
+    g = h // hkv
     # query head j reads KV head j // g: lay the g heads of a KV head along the rows, so K/V are not repeated
-    qp = q.index_select(1, lay.pad_rows).view(hkv, g, b, tm, d).permute(2, 0, 1, 3, 4).reshape(b, hkv, g * tm, d)
-    mask = lay.mask.repeat(1, 1, g, 1) if g > 1 else lay.mask  # (B, 1, g * t_max, lb)
+    qp = q.view(hkv, g, b, tm, d).permute(2, 0, 1, 3, 4).reshape(b, hkv, g * tm, d)
     out = masked_attention(qp, keys.view(hkv, b, lb, d).transpose(0, 1), vals.view(hkv, b, lb, d).transpose(0, 1),
-                           mask)  # (B, Hkv, g * t_max, d)
-    out = out.view(b, hkv, g, tm, d).permute(0, 3, 1, 2, 4).reshape(b * tm, h * d).index_select(0, lay.real)
-    return attn.o_proj(out[None]), k, v
+                           mask.repeat(1, 1, g, 1) if g > 1 else mask)  # (B, Hkv, g * t, d)
+    return out.view(b, hkv, g, tm, d).permute(0, 3, 1, 2, 4).reshape(b * tm, h * d)
 
 
 class BatchedEngine:
@@ -188,9 +203,10 @@ class BatchedEngine:
     batch; each engine with a clock also logs its share (see the module's docstring).
     """
 
-    def __init__(self, model: DuplexLM, clock=None):
+    def __init__(self, model: DuplexLM, clock=None, graphs: "SessionGraphs | None" = None):
         self.model = model
         self.clock = clock
+        self.graphs = graphs  # forwards over these caches go through their graphs where they fit
         self.records: list[BatchRecord] = []
 
     @torch.no_grad()
@@ -201,7 +217,7 @@ class BatchedEngine:
                 raise ValueError("every engine of a batch must run the batch's model")
         n_new = [r.new_tokens for r in requests]
         context = [e.cache.length + n for e, n in zip(engines, n_new)]
-        run = lambda: batched_forward(self.model, [e.cache for e in engines], requests)  # noqa: E731
+        run = lambda: self._forward([e.cache for e in engines], requests)  # noqa: E731
         clock = self.clock or next((e.clock for e in engines if e.clock is not None), None)
         out, seconds = clock.time_forward(run, sum(n_new), sum(context)) if clock is not None else (run(), 0.0)
         self.records.append(BatchRecord(n_new, context, seconds))
@@ -210,6 +226,15 @@ class BatchedEngine:
                 share = e.clock.cost(n, c) if hasattr(e.clock, "cost") else seconds * n / sum(n_new)
                 e.records.append(ForwardRecord(n, e.cache.length, share))
         return out
+
+    def _forward(self, caches: list[KVCache], requests: Sequence[ForwardRequest]) -> list[torch.Tensor]:
+        if self.graphs is not None:
+            index = {id(c): i for i, c in enumerate(self.graphs.caches)}
+            if all(id(c) in index for c in caches):
+                out = self.graphs.forward({index[id(c)]: r for c, r in zip(caches, requests)})
+                if out is not None:
+                    return [out[index[id(c)]] for c in caches]
+        return batched_forward(self.model, caches, requests)
 
     def reset(self) -> None:
         self.records.clear()

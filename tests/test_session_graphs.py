@@ -1,0 +1,82 @@
+"""SessionGraphs: every session of a fixed set in one forward (a CUDA graph per shape on a GPU; eagerly here).
+Each session asked computes what its own forward computes; the others' caches keep what they hold."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import random_model
+from test_batched import SYSTEMS, ids, requests, twin_engines
+from test_live import ChargingClock, TOOLS, VirtualTimer, chunks_of, make_sessions
+from ticktock.bench.live import live_loop
+from ticktock.bench.runner import closed_loop
+from ticktock.decoding.registry import DECODERS
+from ticktock.engine import BatchedEngine, ForwardRequest, SessionGraphs
+from ticktock.protocol import SlotKind
+from ticktock.session import CostModelClock
+
+
+def _state(cache):
+    n = cache.length
+    return n, cache.next_pos, {k: v.clone() for k, v in cache.ledger().items()}, cache.k[:, :, :, :n].clone()
+
+
+@pytest.mark.parametrize("asked", [(0, 1, 2), (0, 2), (1,)])
+def test_sessions_asked_compute_their_own_forward_and_the_rest_keep_their_caches(protocol, asked):
+    model = random_model(0, protocol.vocab_size)
+    solo, batch = twin_engines(model, protocol, SYSTEMS)
+    reqs = requests(model, protocol)
+    reqs[0] = ForwardRequest([ids(protocol, "sunny", SlotKind.TOOL_RESULT), ids(protocol, "one two", SlotKind.ASR)],
+                             unit=1)  # up to 8 rows a session: audio rows would take more
+    graphs = SessionGraphs(model, [e.cache for e in batch], capture=False)
+    before = {i: _state(batch[i].cache) for i in range(3) if i not in asked}
+    got = graphs.forward({i: reqs[i] for i in asked})
+    assert sorted(got) == sorted(asked) and graphs.forwards == 1
+    for i in asked:
+        r = reqs[i]
+        want = solo[i].forward(r.linear, r.unit, r.draft, r.draft_kinds)
+        torch.testing.assert_close(got[i], want, atol=1e-5, rtol=1e-5)
+        s, b = solo[i].cache, batch[i].cache
+        assert (b.length, b.next_pos) == (s.length, s.next_pos)
+        for key, led in s.ledger().items():
+            assert torch.equal(b.ledger()[key], led), key
+        n = s.length
+        torch.testing.assert_close(b.k[:, :, :, :n], s.k[:, :, :, :n], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(b.v[:, :, :, :n], s.v[:, :, :, :n], atol=1e-5, rtol=1e-5)
+    for i, (n, nxt, led, k) in before.items():  # pads went past its resident slots only
+        c = batch[i].cache
+        assert (c.length, c.next_pos) == (n, nxt) and torch.equal(c.k[:, :, :, :n], k)
+        assert all(torch.equal(c.ledger()[key], v) for key, v in led.items())
+
+
+def test_what_does_not_fit_is_left_to_the_caller(protocol):
+    model = random_model(1, protocol.vocab_size)
+    _, batch = twin_engines(model, protocol, SYSTEMS)
+    graphs = SessionGraphs(model, [e.cache for e in batch], capture=False)
+    long = ForwardRequest([ids(protocol, "the weather in oslo is sunny and warm today okay")], unit=1)  # > 8 rows
+    lengths = [e.cache.length for e in batch]
+    assert graphs.rows([batch[0].cache], [long]) is None and graphs.forward({0: long}) is None
+    assert [e.cache.length for e in batch] == lengths  # nothing done
+    # a BatchedEngine holding the graphs runs it its eager way instead
+    engine = BatchedEngine(model, graphs=graphs)
+    out = engine.forward([batch[0], batch[1]], [long, ForwardRequest([ids(protocol, "okay")], unit=1)])
+    assert [o.shape[0] for o in out] == [1, 1] and graphs.forwards == 0
+    with pytest.raises(ValueError, match="distinct cache"):
+        SessionGraphs(model, [batch[0].cache, batch[0].cache], capture=False)
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_live_rounds_through_session_graphs_commit_the_closed_loops_tokens(protocol, name, monkeypatch):
+    ran = []
+    forward = SessionGraphs.forward
+    monkeypatch.setattr(SessionGraphs, "forward", lambda self, r: ran.append(len(r)) or forward(self, r))
+    model = random_model(2, protocol.vocab_size)
+    chunks = chunks_of(2)
+    want, _ = closed_loop(make_sessions(model, protocol, "ar", CostModelClock(ChargingClock(30, VirtualTimer()).profile)),
+                          chunks, tool_results=TOOLS)
+    timer = VirtualTimer()
+    got, _ = live_loop(make_sessions(model, protocol, name, ChargingClock(30, timer)), chunks, tool_results=TOOLS,
+                       batched=True, timer=timer, session_graphs=True)
+    assert [[r.tokens for r in g] for g in got] == [[r.tokens for r in w] for w in want]
+    assert ran and max(ran) >= 2  # rounds of several units went through the graphs
