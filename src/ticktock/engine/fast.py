@@ -387,17 +387,7 @@ class FastEngine(Engine):
         return best[1], best[2]  # `_run` replays it next, rewriting this forward's K/V
 
     def _capture_one(self, tb: int, lb: int, attention: str) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
-        """Warm up on a side stream (the staged inputs are real, so this writes what replay writes), then capture."""
-        side = torch.cuda.Stream(self.model.device)
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                self._static(tb, lb, attention)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self._pool):
-            out = self._static(tb, lb, attention)
-        return graph, out
+        return capture_graph(lambda: self._static(tb, lb, attention), self._pool, self.model.device, warmups=2)
 
     @torch.no_grad()
     def warmup(self, contexts: Iterable[int], buckets: Iterable[int] | None = None) -> int:
@@ -428,6 +418,22 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tenso
         return masked_attention(q, k, v, mask)
     scores = torch.baddbmm(mask, q[0], k[0].transpose(1, 2), alpha=q.shape[-1] ** -0.5)  # (hkv, M, lb)
     return torch.bmm(torch.softmax(scores, dim=-1), v[0])[None]
+
+
+def capture_graph(run: Callable[[], torch.Tensor], pool, device: torch.device, warmups: int = 1
+                  ) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
+    """`run` warmed up on a side stream, then captured into a CUDA graph (in `pool`): the graph and its output.
+    Its staged inputs are real, so the warm-up writes what a replay writes."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmups):
+            run()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, pool=pool):
+        out = run()
+    return graph, out
 
 
 def _replay_ms(graph: torch.cuda.CUDAGraph, reps: int = 5) -> float:

@@ -30,7 +30,7 @@ from ..model.duplex import DuplexLM
 from ..model.transformer import rope_cos_sin
 from .batched import _resident, padded_attention, project_qkv
 from .eager import ForwardRequest, forward_inputs
-from .fast import length_bucket
+from .fast import capture_graph, length_bucket
 
 ROWS = (1, 2, 4, 8)
 
@@ -150,23 +150,10 @@ class SessionGraphs:
         if not self.capture:
             return self._body(t, lb, inp)
         if (t, lb) not in self.graphs:
-            self.graphs[(t, lb)] = self._capture_graph(t, lb, inp)
+            self.graphs[(t, lb)] = capture_graph(lambda: self._body(t, lb, inp), self._pool, self.model.device)
         graph, out = self.graphs[(t, lb)]
         graph.replay()
         return out
-
-    def _capture_graph(self, t: int, lb: int, inp: _Inputs) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
-        """Warm up on a side stream, then capture. The staged inputs are real, so both runs write what the
-        replay writes."""
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            self._body(t, lb, inp)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self._pool):
-            out = self._body(t, lb, inp)
-        return graph, out
 
     def _body(self, t: int, lb: int, inp: _Inputs) -> torch.Tensor:
         """Every session's t rows through the decoder; their K/V into each cache at `inp.slots`. -> (n * t, D)."""
