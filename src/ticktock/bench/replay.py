@@ -30,6 +30,7 @@ UNIT_FIELDS = (
     "session", "family", "decoder", "unit", "decision", "expected", "n_tokens", "tokens", "forwards",
     "tokens_per_forward", "latency_ms", "lag_ms", "post_audio_ms", "idle_used_ms", "overflow_ms", "window_ms",
     "miss", "resident_slots", "pool_tokens", "runnerup_used", "tool_call", "host_ms", "margins", "device_mb",
+    "encoder_ms", "forward_ms",
 )
 
 
@@ -46,6 +47,8 @@ def unit_record(sess: BenchSession, decoder: str, r: UnitResult) -> dict:
         "host_ms": round(getattr(r, "host_seconds", 0.0) * 1000, 3),
         "margins": [round(m, 4) for m in r.margins],
         "device_mb": getattr(r, "device_mb", None),  # live runs on a GPU: peak memory per session past the weights
+        # where post_audio_ms went (the session's clock); a wall clock's latency_ms beyond it is host time between
+        "encoder_ms": round(r.encoder_seconds * 1000, 3), "forward_ms": [round(s * 1000, 3) for s in r.forward_seconds],
     }
 
 

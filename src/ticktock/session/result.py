@@ -29,6 +29,8 @@ class UnitResult:
     window: float = 0.0
     overflow: float = 0.0
     post_audio: float = 0.0  # seconds of work after arrival
+    encoder_seconds: float = 0.0  # of which the audio encoder's
+    forward_seconds: list[float] = field(default_factory=list)  # and each post-audio forward's (the engine's clock)
     latency: float = 0.0  # ℓ_t
     lag: float = 0.0  # b_t
     resident_slots: int = 0

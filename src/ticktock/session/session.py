@@ -214,7 +214,8 @@ class DuplexSession:
             linear.append(self.ids_segment(ids, SlotKind.TOOL_RESULT))
             self.committed.history += ids
         res, rules = yield from self._decode_unit(linear)
-        post = enc + sum(r.seconds for r in self.engine.records[n_rec:])
+        res.encoder_seconds, res.forward_seconds = enc, [r.seconds for r in self.engine.records[n_rec:]]
+        post = enc + sum(res.forward_seconds)
         timing = self.timeline.add(self.index, idle_used, post)
         res.idle_used, res.idle_forwards, res.window = idle_used, idle_forwards, timing.window
         res.overflow, res.post_audio, res.latency, res.lag = timing.overflow, post, timing.latency, timing.lag
