@@ -1,6 +1,7 @@
-"""What a round of B sessions costs: one batched forward (`batched_forward`) against B forwards each on its own
-engine, one new token per session on P resident slots. On a GPU with `--engine fast` the per-session forwards
-replay CUDA graphs; this sets `bench.live.BATCH_FROM` (batch from the B where one batched forward wins).
+"""What a round of B sessions costs: one batched forward (`batched_forward`), one `SessionGraphs` forward (a CUDA
+graph replay on a GPU, eager elsewhere) and B forwards each on its own engine, one new token per session on P
+resident slots. On a GPU with `--engine fast` the per-session forwards replay CUDA graphs; this sets
+`bench.live.BATCH_FROM` (batch from the B where one batched forward wins).
 
     python experiments/probes/batched_round_cost.py                                  # random shipped-size model, CPU
     python experiments/probes/batched_round_cost.py --model /tmp/w/tt8b --device cuda --dtype bfloat16 --engine fast
@@ -11,7 +12,7 @@ import time
 
 import torch
 
-from ticktock.engine import ENGINES, ForwardRequest, Segment, batched_forward, make_engine
+from ticktock.engine import ENGINES, ForwardRequest, Segment, SessionGraphs, batched_forward, make_engine
 from ticktock.model import DuplexLM, load_model, preset
 from ticktock.protocol import SlotKind
 
@@ -50,14 +51,16 @@ def main() -> None:
         sync()
         return (time.perf_counter() - t) / rounds * 1e3
 
-    print(f"{'B':>3} {'batched ms':>11} {'one by one ms':>14} {'ratio':>6}")
+    print(f"{'B':>3} {'batched ms':>11} {'session graphs ms':>18} {'one by one ms':>14}")
     with torch.no_grad():
         for b in sizes:
             group = engines[:b]
             batched = timed(lambda: batched_forward(model, [e.cache for e in group],
                                                     [ForwardRequest(tok(), unit=1) for _ in group]), args.rounds)
+            graphs = SessionGraphs(model, [e.cache for e in group])
+            graphed = timed(lambda: graphs.forward({i: ForwardRequest(tok(), unit=1) for i in range(b)}), args.rounds)
             alone = timed(lambda: [e.forward(tok(), unit=1) for e in group], args.rounds)
-            print(f"{b:>3} {batched:>11.2f} {alone:>14.2f} {alone / batched:>6.2f}")
+            print(f"{b:>3} {batched:>11.2f} {graphed:>18.2f} {alone:>14.2f}")
 
 
 if __name__ == "__main__":
