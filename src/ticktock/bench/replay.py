@@ -24,6 +24,7 @@ from ..protocol import DuplexProtocol
 from ..runtime import Runtime
 from ..scenarios.world import tool_result
 from ..session import Clock, DuplexSession, UnitResult
+from ..session.heap import settled_heap
 from .runner import BenchSession, closed_loop, sessions_from_entries
 
 UNIT_FIELDS = (
@@ -135,8 +136,9 @@ def replay(model, protocol: DuplexProtocol, sessions: Iterable[BenchSession], de
             seeds = [seed + first_index + k * concurrent + j for j in range(len(group))]
             tool_results: list[dict[int, str]] | None = None
             for d in decs:
-                results, injected = run_group(model, protocol, group, d, clock, tool_results, tool_runner,
-                                              temperature, seeds, side_channel, engine, batched, live)
+                with settled_heap():  # no full collection of the whole heap inside a timed unit
+                    results, injected = run_group(model, protocol, group, d, clock, tool_results, tool_runner,
+                                                  temperature, seeds, side_channel, engine, batched, live)
                 if tool_results is None:  # `ar` ran the tools; the others reuse its results
                     tool_results = injected
                 for sess, rs in zip(group, results):

@@ -31,6 +31,7 @@ from ..decoding.registry import DECODERS
 from ..engine import borrowed_engine
 from ..runtime import Runtime, load_runtime
 from ..session import DuplexSession
+from ..session.heap import release_heap, settle_heap
 from .draft_gate import live_decoder
 from .live_session import SIDE_CHANNEL, LiveSession
 from .wire import (BAD_OPTION, INTERNAL, MAX_SYSTEM_CHARS, NO_SESSION, QUEUE_FULL, SERVER_BUSY, SESSION_ACTIVE, AudioAppend,
@@ -102,6 +103,7 @@ class Server:
             self._server.close()
             await self._server.wait_closed()
         self.scheduler.close()
+        release_heap()
 
     async def serve_forever(self) -> None:
         await self.start()
@@ -121,6 +123,7 @@ class Server:
                     sess.prepare(0.2)
                     sess.step(chunk)
                 sess.flush()
+        settle_heap()  # the model and the warm-up's leftovers are never walked by a collection in a client's unit
 
     def session_runtime(self, opts: SessionStart) -> tuple[SessionStart, Runtime]:
         """`opts` with `side_channel` resolved (unset: on iff this server has it), and the runtime they run on."""
