@@ -8,8 +8,9 @@ order of priority:
    (one whose idle work did not come round drafts nothing and prefills with its audio: `skip_idle_work`).
    serial: one unit at a time to its end, the earliest arrival first.
    batched: the units in flight advance together, a round at a time; a unit whose chunk arrives meanwhile
-   joins at the next round (continuous batching). A round of `BATCH_FROM` units or more is one
-   `BatchedEngine` forward; a smaller one runs each unit's forward on its own engine (CUDA graphs).
+   joins at the next round (continuous batching). On CUDA the round's small forwards (up to 8 rows, two or
+   more) are one `SessionGraphs` replay; of the others, `BATCH_FROM` or more are one `BatchedEngine` forward
+   (eager), fewer run each on its own engine (CUDA graphs).
 2. idle work, when no chunk work waits: the session with the nearest arrival that has not prepared its
    next unit prepares it (`DuplexSession.prepare`: prefill, then the decoder's drafting), in a window
    that ends at its own arrival and at the next other session's arrival but is never under its share
@@ -199,16 +200,24 @@ def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batch
               batch_from=1)
 
 
-def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int):
-    """One round of the units in flight: one batched forward from `batch_from` units on (it reads the weights
-    once for all, but runs the eager path) or, with session graphs, from 2 units on where they fit (one graph
-    replay); each unit's forward on its own engine otherwise (CUDA graphs)."""
+def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int) -> list[torch.Tensor]:
+    """One round of the units in flight. With session graphs, the small forwards (two or more) are one graph
+    replay. The rest: one batched forward from `batch_from` units on (it reads the weights once for all, but
+    runs the eager path), else each unit on its own engine (CUDA graphs)."""
     engines, requests = [s.session.engine for s in flying], [s.request for s in flying]
-    graphs = engine.graphs is not None and engine.graphs.rows([e.cache for e in engines], requests) is not None
-    if len(flying) >= batch_from or (graphs and len(flying) >= 2):
-        return engine.forward(engines, requests)
-    return [s.session.engine.forward(s.request.linear, s.request.unit, s.request.draft, s.request.draft_kinds)
-            for s in flying]
+    out: list[torch.Tensor | None] = [None] * len(flying)
+    rest = list(range(len(flying)))
+    if engine.graphs is not None:
+        small = [k for k in rest if engine.graphs.rows([engines[k].cache], [requests[k]]) is not None]
+        if len(small) >= 2:
+            rest = [k for k in rest if k not in small]
+            for k, z in zip(small, engine.forward([engines[k] for k in small], [requests[k] for k in small])):
+                out[k] = z
+    if len(rest) >= batch_from:
+        for k, z in zip(rest, engine.forward([engines[k] for k in rest], [requests[k] for k in rest])):
+            out[k] = z
+    return [z if z is not None else e.forward(r.linear, r.unit, r.draft, r.draft_kinds)
+            for z, e, r in zip(out, engines, requests)]
 
 
 def _idle_work(active: list[_Slot], now: float, share: float) -> bool:
