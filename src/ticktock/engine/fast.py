@@ -369,7 +369,8 @@ class FastEngine(Engine):
         fixed = self.attention if self.attention != "auto" else self.preset.get((tb, lb))
         if fixed is not None:
             self.chosen[(tb, lb)] = fixed
-            return self._capture_one(tb, lb, fixed)
+            # a preset bucket's kernels ran (and compiled) in the engine that chose them: one warm-up is enough
+            return self._capture_one(tb, lb, fixed, warmups=1 if (tb, lb) in self.preset else 2)
         best, times, errors = None, {}, []
         for kind in ("sdpa", "matmul"):
             try:
@@ -386,8 +387,9 @@ class FastEngine(Engine):
         self.chosen[(tb, lb)], self.timings[(tb, lb)] = best[0], times
         return best[1], best[2]  # `_run` replays it next, rewriting this forward's K/V
 
-    def _capture_one(self, tb: int, lb: int, attention: str) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
-        return capture_graph(lambda: self._static(tb, lb, attention), self._pool, self.model.device, warmups=2)
+    def _capture_one(self, tb: int, lb: int, attention: str, warmups: int = 2
+                     ) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
+        return capture_graph(lambda: self._static(tb, lb, attention), self._pool, self.model.device, warmups)
 
     @torch.no_grad()
     def warmup(self, contexts: Iterable[int], buckets: Iterable[int] | None = None) -> int:
