@@ -13,6 +13,8 @@ from ticktock.bench.live import live_loop
 from ticktock.bench.runner import closed_loop
 from ticktock.decoding.registry import DECODERS
 from ticktock.engine import BatchedEngine, ForwardRequest, SessionGraphs
+from ticktock.engine import session_graphs
+from ticktock.engine.session_graphs import ROWS
 from ticktock.protocol import SlotKind
 from ticktock.session import CostModelClock
 
@@ -26,9 +28,7 @@ def _state(cache):
 def test_sessions_asked_compute_their_own_forward_and_the_rest_keep_their_caches(protocol, asked):
     model = random_model(0, protocol.vocab_size)
     solo, batch = twin_engines(model, protocol, SYSTEMS)
-    reqs = requests(model, protocol)
-    reqs[0] = ForwardRequest([ids(protocol, "sunny", SlotKind.TOOL_RESULT), ids(protocol, "one two", SlotKind.ASR)],
-                             unit=1)  # up to 8 rows a session: audio rows would take more
+    reqs = requests(model, protocol)  # audio + tool result + transcript; a draft tree; linear tokens
     graphs = SessionGraphs(model, [e.cache for e in batch], capture=False)
     before = {i: _state(batch[i].cache) for i in range(3) if i not in asked}
     got = graphs.forward({i: reqs[i] for i in asked})
@@ -50,20 +50,30 @@ def test_sessions_asked_compute_their_own_forward_and_the_rest_keep_their_caches
         assert all(torch.equal(c.ledger()[key], v) for key, v in led.items())
 
 
-def test_what_does_not_fit_is_left_to_the_caller(protocol):
+def test_what_does_not_fit_is_left_to_the_caller(protocol, monkeypatch):
     model = random_model(1, protocol.vocab_size)
     _, batch = twin_engines(model, protocol, SYSTEMS)
-    graphs = SessionGraphs(model, [e.cache for e in batch], capture=False)
-    long = ForwardRequest([ids(protocol, "the weather in oslo is sunny and warm today okay")], unit=1)  # > 8 rows
-    lengths = [e.cache.length for e in batch]
-    assert graphs.rows([batch[0].cache], [long]) is None and graphs.forward({0: long}) is None
-    assert [e.cache.length for e in batch] == lengths  # nothing done
-    # a BatchedEngine holding the graphs runs it its eager way instead
+    caches = [e.cache for e in batch]
+    graphs = SessionGraphs(model, caches, capture=False)
+    words = " ".join(["okay"] * 40)
+    long = ForwardRequest([ids(protocol, words)], unit=1)  # more rows than a session's bucket holds
+    short = ForwardRequest([ids(protocol, "okay")], unit=1)
+    assert long.new_tokens > ROWS[-1]
+    lengths = [c.length for c in caches]
+    assert graphs.shape([caches[0]], [long]) is None and graphs.forward({0: long}) is None
+    assert [c.length for c in caches] == lengths  # nothing done
+    assert graphs.take(caches[:2], [long, short]) == [1]
+    # too many rows together (with room for 32): the smallest go first
+    monkeypatch.setattr(session_graphs, "MAX_ROWS", 32)
+    mid = ForwardRequest([ids(protocol, " ".join(["okay"] * 20))], unit=1)
+    assert graphs.take(caches, [mid, short, mid]) == [0, 1]
+    monkeypatch.undo()
+    # a BatchedEngine holding the graphs runs what does not fit its eager way
     engine = BatchedEngine(model, graphs=graphs)
-    out = engine.forward([batch[0], batch[1]], [long, ForwardRequest([ids(protocol, "okay")], unit=1)])
+    out = engine.forward([batch[0], batch[1]], [long, short])
     assert [o.shape[0] for o in out] == [1, 1] and graphs.forwards == 0
     with pytest.raises(ValueError, match="distinct cache"):
-        SessionGraphs(model, [batch[0].cache, batch[0].cache], capture=False)
+        SessionGraphs(model, [caches[0], caches[0]], capture=False)
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))

@@ -8,8 +8,8 @@ order of priority:
    (one whose idle work did not come round drafts nothing and prefills with its audio: `skip_idle_work`).
    serial: one unit at a time to its end, the earliest arrival first.
    batched: the units in flight advance together, a round at a time; a unit whose chunk arrives meanwhile
-   joins at the next round (continuous batching). On CUDA the round's small forwards (up to 8 rows, two or
-   more) are one `SessionGraphs` replay; of the others, `BATCH_FROM` or more are one `BatchedEngine` forward
+   joins at the next round (continuous batching). On CUDA the round's forwards that fit one `SessionGraphs`
+   replay together (two or more) go through it; of the others, `BATCH_FROM` or more are one `BatchedEngine` forward
    (eager), fewer run each on its own engine (CUDA graphs).
 2. idle work, when no chunk work waits: the session with the nearest arrival that has not prepared its
    next unit prepares it (`DuplexSession.prepare`: prefill, then the decoder's drafting), in a window
@@ -109,8 +109,8 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
 
     tool_results: per session, the results to inject by unit index (else `tool_runner` runs each call).
     batched: units in flight advance in rounds, batched forwards from `batch_from` units on (else one unit at a
-    time). session_graphs: a round of small forwards (up to 8 rows each) runs every session's forward as one
-    CUDA graph (`SessionGraphs`), from 2 units in flight; None = on CUDA; True elsewhere runs it eagerly (tests).
+    time). session_graphs: the round's forwards that fit (`SessionGraphs.take`, two or more) run as one CUDA graph
+    replay of every session's forward; None = on CUDA; True elsewhere runs it eagerly (tests).
     timer: `RealTimer()` by default. device_mb: read at each unit's end into `UnitResult.device_mb`.
     Returns per session its unit results (ℓ, lag, window, overflow on the timer) and the tool results given.
     """
@@ -201,14 +201,14 @@ def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batch
 
 
 def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int) -> list[torch.Tensor]:
-    """One round of the units in flight. With session graphs, the small forwards (two or more) are one graph
-    replay. The rest: one batched forward from `batch_from` units on (it reads the weights once for all, but
+    """One round of the units in flight. With session graphs, the forwards that fit one replay together (two or
+    more) are one graph replay. The rest: one batched forward from `batch_from` units on (it reads the weights once for all, but
     runs the eager path), else each unit on its own engine (CUDA graphs)."""
     engines, requests = [s.session.engine for s in flying], [s.request for s in flying]
     out: list[torch.Tensor | None] = [None] * len(flying)
     rest = list(range(len(flying)))
     if engine.graphs is not None:
-        small = [k for k in rest if engine.graphs.rows([engines[k].cache], [requests[k]]) is not None]
+        small = engine.graphs.take([e.cache for e in engines], requests)
         if len(small) >= 2:
             rest = [k for k in rest if k not in small]
             for k, z in zip(small, engine.forward([engines[k] for k in small], [requests[k] for k in small])):

@@ -2,20 +2,24 @@
 
 `batched_forward` builds its batch anew each time — its shapes follow the sessions in flight, so it runs
 eagerly, and an eager forward of an 8B model costs several graph replays. A device's live sessions are a
-fixed set, though: `SessionGraphs` runs every one of them in each forward, `t` rows a session (a power of
-two up to `ROWS`; a session with less to do, or nothing, pads), against its keys gathered up to a length
-bucket, so a forward's shapes depend on (t, length bucket) only and each is captured once. The rows of
-sessions without a request are pads: each attends only to itself and is written to a free slot past its
-session's resident ones, so no session's ledger or resident slots change but those of the sessions asked.
+fixed set, though, so `SessionGraphs` takes every one of them in each forward and fixes the shapes by buckets:
 
-A round then costs about one forward however many units are in flight: reading the weights once (up to
-a few hundred rows a GEMM stays bound by them), plus reading every session's keys.
+- the new rows of the sessions asked, concatenated, padded to `T` rows (a power of two up to `MAX_ROWS`), for
+  everything position-wise — weights are read once for all, and up to a few hundred rows a GEMM stays bound
+  by that read;
+- attention on a padded layout, `t` rows a session (a power of two up to `ROWS[-1]`) against its keys
+  gathered up to a length bucket `lb`. Rows a session does not use are pads: each attends only to itself and
+  is written to a free slot past the session's resident ones, so sessions not asked keep their ledger and
+  their resident slots.
+
+A forward's shapes then depend on (T, t, lb) only, and each is a CUDA graph captured once for the whole set
+(`warm`, before a run), not once per engine. A round costs about one forward however many units are in flight.
 
     graphs = SessionGraphs(model, [e.cache for e in engines])        # the device's sessions, fixed
     out = graphs.forward({0: ForwardRequest(...), 3: ForwardRequest(...)})   # {0: (1 + n_0, V), 3: ...} or None
 
-`forward` returns None when a request needs more than `ROWS` rows or a cache has no room for the pads;
-the caller then runs those forwards another way. On a device without CUDA (tests) the same code runs eagerly.
+`forward` returns None (nothing done) when the requests need more rows than the buckets hold or a cache has no
+room for its pads; `take` picks the requests that fit together. Without CUDA (tests) the same code runs eagerly.
 """
 
 from __future__ import annotations
@@ -32,22 +36,29 @@ from .batched import _resident, padded_attention, project_qkv
 from .eager import ForwardRequest, forward_inputs
 from .fast import capture_graph, length_bucket
 
-ROWS = (1, 2, 4, 8)
+ROWS = (1, 2, 4, 8, 16, 32)  # rows a session in the attention layout: a unit's first forward (its audio) fits
+MAX_ROWS = 128  # rows of all sessions together
+
+
+def _bucket(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
 
 
 @dataclass
 class _Inputs:
-    """A shape's static inputs, filled before each replay. n sessions, t rows each, lb key slots."""
+    """A shape's static inputs, filled before each replay: n sessions, T rows, t rows a session, lb key slots."""
 
-    x: torch.Tensor  # (n * t, D) embedded rows, session-major
-    pos: torch.Tensor  # (n * t,) logical positions
-    dst: torch.Tensor  # (n * t,) each row's slot in the gathered keys (n * lb)
-    slots: torch.Tensor  # (n, t) each row's slot in its own cache
+    x: torch.Tensor  # (T, D) the asked sessions' new rows, concatenated in session order, then zeros
+    pos: torch.Tensor  # (T,) logical positions
+    pad_rows: torch.Tensor  # (n * t,) the row of x behind each padded row (a pad: row 0, finite and unused)
+    real: torch.Tensor  # (T,) the padded row of each row of x (the zero rows: 0, unused)
+    dst: torch.Tensor  # (n * t,) each padded row's slot in the gathered keys (n * lb)
+    slots: torch.Tensor  # (n, t) each padded row's slot in its own cache
     mask: torch.Tensor  # (n, 1, t, lb) bool, True = attend
 
 
 class SessionGraphs:
-    """Forwards over a fixed list of caches (one per session), a CUDA graph per (rows a session, length bucket).
+    """Forwards over a fixed list of caches (one per session), a CUDA graph per (T, t, lb) shape.
 
     capture: None = graphs when the model is on CUDA; False = the same forward, eagerly (any device).
     """
@@ -58,116 +69,137 @@ class SessionGraphs:
         self.model, self.caches = model, list(caches)
         self.capture = model.device.type == "cuda" if capture is None else capture
         self.max_slots = min(c.max_slots for c in self.caches)
-        self.inputs: dict[tuple[int, int], _Inputs] = {}
-        self.graphs: dict[tuple[int, int], tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
+        self.inputs: dict[tuple[int, int, int], _Inputs] = {}
+        self.graphs: dict[tuple[int, int, int], tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
         self._pool = torch.cuda.graph_pool_handle() if self.capture else None
+        self._index = {id(c): i for i, c in enumerate(self.caches)}
         self.forwards = 0  # forwards run here (for tests and reports)
 
-    def rows(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> int | None:
-        """The rows a session these requests (on these caches) would take here; None when they cannot run here."""
-        t = next((b for b in ROWS if b >= max(r.new_tokens for r in requests)), None)
-        mine = {id(c) for c in self.caches}
-        if t is None or any(id(c) not in mine for c in caches) or any(c.length + t > self.max_slots
-                                                                       for c in self.caches):
+    def shape(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> tuple[int, int] | None:
+        """(T, t) these requests (on these caches, one each) would take here; None when they cannot run here."""
+        sizes = [r.new_tokens for r in requests]
+        t, total = _bucket(max(sizes)), _bucket(sum(sizes))
+        if (t > ROWS[-1] or total > MAX_ROWS or any(id(c) not in self._index for c in caches)
+                or any(c.length + t > self.max_slots for c in self.caches)):
             return None
-        return t
+        return total, t
+
+    def take(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> list[int]:
+        """The indices of requests that fit one forward here together, smallest first (so the most do)."""
+        chosen: list[int] = []
+        for k in sorted(range(len(requests)), key=lambda k: requests[k].new_tokens):
+            if self.shape([caches[j] for j in chosen + [k]], [requests[j] for j in chosen + [k]]) is not None:
+                chosen.append(k)
+        return sorted(chosen)
 
     @torch.no_grad()
     def forward(self, requests: dict[int, ForwardRequest]) -> dict[int, torch.Tensor] | None:
         """Append `requests[i]` to session i's cache, every session in one forward: logits (1 + n_nodes, V) per
-        session asked; None (nothing done) when a request or a pad does not fit."""
-        t = self.rows([self.caches[i] for i in requests], list(requests.values()))
-        if t is None:
+        session asked; None (nothing done) when they do not fit."""
+        requests = dict(sorted(requests.items()))
+        fits = self.shape([self.caches[i] for i in requests], list(requests.values()))
+        if fits is None:
             return None
+        total, t = fits
         laid = {i: forward_inputs(r, self.caches[i].next_pos) for i, r in requests.items()}
         lb = length_bucket(max(c.length for c in self.caches) + t, self.max_slots)
-        inp = self._stage(t, lb, requests, laid)
-        hidden = self._run(t, lb, inp)  # (n * t, D)
+        inp, spans = self._stage(total, t, lb, requests, laid)
+        hidden = self._run((total, t, lb), inp)  # (T, D)
         self.forwards += 1
-        spans = {i: (i * t + sum(len(s) for s in r.linear) - 1, i * t + laid[i][2].numel())
-                 for i, r in requests.items()}  # each session's root and tree rows
-        rows = torch.cat([torch.arange(a, b) for a, b in spans.values()]).to(hidden.device)
+        rows = torch.cat([torch.arange(a, b) for a, b in spans.values()]).to(hidden.device)  # roots and tree rows
         logits = self.model.lm.logits(hidden[rows])  # one pass over the LM head for every session
         return dict(zip(spans, logits.split([b - a for a, b in spans.values()])))
 
     @torch.no_grad()
     def warm(self, slots: int) -> int:
-        """Capture now the graphs of forwards on caches up to `slots` long (every session padding), so none is
-        captured mid-session; call it on fresh caches. Writes only past the resident slots. Returns how many."""
+        """Capture now the graphs of forwards on caches up to `slots` long, so none is captured mid-session; call
+        it on fresh caches (its forwards are all pads, written past the resident slots). Returns how many."""
         if not self.capture:
             return 0
-        n = 0
+        n, sessions = 0, len(self.caches)
         for t in ROWS:
             top = max(c.length for c in self.caches) + t
-            lb = length_bucket(top, self.max_slots)
-            while top <= self.max_slots and lb <= length_bucket(min(slots + t, self.max_slots), self.max_slots):
-                if (t, lb) not in self.graphs:
-                    self._run(t, lb, self._stage(t, lb, {}, {}))
-                    n += 1
-                if lb == self.max_slots:
-                    break
-                lb = length_bucket(lb + 1, self.max_slots)
+            if top > self.max_slots:
+                continue
+            lbs = sorted({length_bucket(c, self.max_slots) for c in range(top, min(slots + t, self.max_slots) + 1, 128)}
+                         | {length_bucket(top, self.max_slots)})
+            total = t
+            while total <= min(MAX_ROWS, _bucket(sessions * t)):
+                for lb in lbs:
+                    if (total, t, lb) not in self.graphs:
+                        self._run((total, t, lb), self._stage(total, t, lb, {}, {})[0])
+                        n += 1
+                total *= 2
         return n
 
     # ------------------------------------------------------------ inputs
-    def _stage(self, t: int, lb: int, requests: dict[int, ForwardRequest], laid: dict) -> _Inputs:
+    def _stage(self, total: int, t: int, lb: int, requests: dict[int, ForwardRequest], laid: dict
+               ) -> tuple[_Inputs, dict[int, tuple[int, int]]]:
+        """Fill the shape's static inputs; reserve each asked session's slots. Returns them and, per session asked,
+        its rows of x that take logits (root to last tree node)."""
         m, n = self.model, len(self.caches)
-        if (t, lb) not in self.inputs:
+        key = (total, t, lb)
+        if key not in self.inputs:
             dev, d = m.device, m.cfg.decoder.hidden_size
-            self.inputs[(t, lb)] = _Inputs(torch.zeros(n * t, d, dtype=m.dtype, device=dev),
-                                           torch.zeros(n * t, dtype=torch.long, device=dev),
-                                           torch.zeros(n * t, dtype=torch.long, device=dev),
-                                           torch.zeros(n, t, dtype=torch.long, device=dev),
-                                           torch.zeros(n, 1, t, lb, dtype=torch.bool, device=dev))
-        inp = self.inputs[(t, lb)]
-        x = torch.zeros(n * t, inp.x.shape[1], dtype=m.dtype, device=m.device)
-        pos = torch.zeros(n * t, dtype=torch.long)
+            z = lambda *shape, dtype=torch.long: torch.zeros(*shape, dtype=dtype, device=dev)  # noqa: E731
+            self.inputs[key] = _Inputs(z(total, d, dtype=m.dtype), z(total), z(n * t), z(total), z(n * t), z(n, t),
+                                       z(n, 1, t, lb, dtype=torch.bool))
+        inp = self.inputs[key]
+        x = torch.zeros(total, inp.x.shape[1], dtype=m.dtype, device=m.device)
+        pos, real = torch.zeros(total, dtype=torch.long), torch.zeros(total, dtype=torch.long)
+        pad_rows = torch.zeros(n * t, dtype=torch.long)
         mask = torch.zeros(n, 1, t, lb, dtype=torch.bool)
-        slots = torch.zeros(n, t, dtype=torch.long)
-        for i, c in enumerate(self.caches):
-            past = c.length
-            slots[i] = torch.arange(past, past + t)
-            pos[i * t:(i + 1) * t] = c.next_pos  # pads: any position (they attend only to themselves)
-            mask[i, 0, torch.arange(t), slots[i]] = True
-            if i in requests:
-                segs, kinds, p, new_mask = laid[i]
-                k = p.numel()
-                x[i * t:i * t + k] = m.embed_segments(segs)[0]
-                pos[i * t:i * t + k] = p
-                mask[i, 0, :k, :past] = True
-                mask[i, 0, :k, past:past + k] = (new_mask if new_mask is not None
-                                                 else torch.ones(k, k, dtype=torch.bool).tril())
-                c.reserve(p, requests[i].unit, kinds)
+        slots = torch.stack([torch.arange(c.length, c.length + t) for c in self.caches])  # (n, t)
+        mask[torch.arange(n)[:, None], 0, torch.arange(t), slots] = True  # every row sees itself (a pad: only that)
+        spans: dict[int, tuple[int, int]] = {}
+        off = 0
+        for i, req in requests.items():
+            c = self.caches[i]
+            segs, kinds, p, new_mask = laid[i]
+            k, past = p.numel(), c.length
+            x[off:off + k] = m.embed_segments(segs)[0]
+            pos[off:off + k] = p
+            real[off:off + k] = torch.arange(i * t, i * t + k)
+            pad_rows[i * t:i * t + k] = torch.arange(off, off + k)
+            mask[i, 0, :k, :past] = True
+            mask[i, 0, :k, past:past + k] = new_mask if new_mask is not None else torch.ones(k, k, dtype=torch.bool).tril()
+            c.reserve(p, req.unit, kinds)
+            spans[i] = (off + sum(len(s) for s in req.linear) - 1, off + k)
+            off += k
         inp.x.copy_(x)
         inp.pos.copy_(pos)
+        inp.real.copy_(real)
+        inp.pad_rows.copy_(pad_rows)
         inp.slots.copy_(slots)
         inp.dst.copy_((slots + torch.arange(n)[:, None] * lb).flatten())
         inp.mask.copy_(mask)
-        return inp
+        return inp, spans
 
     # ------------------------------------------------------------ the forward
-    def _run(self, t: int, lb: int, inp: _Inputs) -> torch.Tensor:
+    def _run(self, key: tuple[int, int, int], inp: _Inputs) -> torch.Tensor:
         if not self.capture:
-            return self._body(t, lb, inp)
-        if (t, lb) not in self.graphs:
-            self.graphs[(t, lb)] = capture_graph(lambda: self._body(t, lb, inp), self._pool, self.model.device)
-        graph, out = self.graphs[(t, lb)]
+            return self._body(key[1], key[2], inp)
+        if key not in self.graphs:
+            self.graphs[key] = capture_graph(lambda: self._body(key[1], key[2], inp), self._pool, self.model.device)
+        graph, out = self.graphs[key]
         graph.replay()
         return out
 
     def _body(self, t: int, lb: int, inp: _Inputs) -> torch.Tensor:
-        """Every session's t rows through the decoder; their K/V into each cache at `inp.slots`. -> (n * t, D)."""
+        """The rows of x through the decoder; every padded row's K/V into its cache at `inp.slots`. -> (T, D)."""
         lm = self.model.lm
         cfg = lm.cfg
-        x = inp.x[None]  # (1, n * t, D)
+        x = inp.x[None]  # (1, T, D)
         cos, sin = rope_cos_sin(inp.pos[None], cfg.head_dim, cfg.rope_theta, x.dtype)
         new_k, new_v = [], []
         for blk in lm.model.layers:
             attn = blk.self_attn
-            q, k, v = project_qkv(attn, blk.input_layernorm(x), cos, sin)
+            q, k, v = project_qkv(attn, blk.input_layernorm(x), cos, sin)  # (H, T, d), (Hkv, T, d) x 2
+            q, k, v = (a.index_select(1, inp.pad_rows) for a in (q, k, v))  # the padded layout: (·, n * t, d)
             keys = _resident(self.caches, "k", attn.layer, lb).index_copy_(1, inp.dst, k)  # (Hkv, n * lb, d)
             vals = _resident(self.caches, "v", attn.layer, lb).index_copy_(1, inp.dst, v)
-            x = x + attn.o_proj(padded_attention(attn, q, keys, vals, inp.mask)[None])
+            out = padded_attention(attn, q, keys, vals, inp.mask).index_select(0, inp.real)  # (T, H * d)
+            x = x + attn.o_proj(out[None])
             x = x + blk.mlp(blk.post_attention_layernorm(x))
             new_k.append(k)
             new_v.append(v)
