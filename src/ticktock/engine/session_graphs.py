@@ -77,20 +77,29 @@ class SessionGraphs:
 
     def shape(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> tuple[int, int] | None:
         """(T, t) these requests (on these caches, one each) would take here; None when they cannot run here."""
+        if any(id(c) not in self._index for c in caches):
+            return None
         sizes = [r.new_tokens for r in requests]
         t, total = _bucket(max(sizes)), _bucket(sum(sizes))
-        if (t > ROWS[-1] or total > MAX_ROWS or any(id(c) not in self._index for c in caches)
-                or any(c.length + t > self.max_slots for c in self.caches)):
-            return None
-        return total, t
+        return (total, t) if t <= self._largest_t() and total <= MAX_ROWS else None
 
     def take(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> list[int]:
         """The indices of requests that fit one forward here together, smallest first (so the most do)."""
-        chosen: list[int] = []
+        if any(id(c) not in self._index for c in caches):
+            return []
+        cap, chosen, total = self._largest_t(), [], 0
         for k in sorted(range(len(requests)), key=lambda k: requests[k].new_tokens):
-            if self.shape([caches[j] for j in chosen + [k]], [requests[j] for j in chosen + [k]]) is not None:
-                chosen.append(k)
+            n = requests[k].new_tokens
+            if _bucket(n) > cap or _bucket(total + n) > MAX_ROWS:
+                break  # sorted: nothing after fits either
+            chosen.append(k)
+            total += n
         return sorted(chosen)
+
+    def _largest_t(self) -> int:
+        """The most rows a session can take now: every session's pads need room past its resident slots."""
+        room = self.max_slots - max(c.length for c in self.caches)
+        return max((b for b in ROWS if b <= room), default=0)
 
     @torch.no_grad()
     def forward(self, requests: dict[int, ForwardRequest]) -> dict[int, torch.Tensor] | None:
