@@ -41,10 +41,10 @@ from ..session.session import UnitSteps
 from ..session.timeline import LiveTimeline
 
 MODES = ("serial", "batched")
-# Units in flight from which a round is one batched forward. Below it each runs on its own engine: on a GPU
-# a batched forward takes the eager path (no CUDA graphs per batch shape yet), which cost about what
-# `BATCH_FROM` graph-replayed forwards do for a 7B-class model when it was set; experiments/probes/
-# batched_round_cost.py measures the crossing on a device (docs/scaling.md).
+# Units in flight (of those the session graphs do not take) from which a round is one batched forward. Below it
+# each runs on its own engine: a batched forward takes the eager path, which cost about what `BATCH_FROM`
+# graph-replayed forwards do for a 7B-class model when it was set; experiments/probes/batched_round_cost.py
+# measures the crossing on a device (docs/scaling.md).
 BATCH_FROM = 8
 
 
@@ -202,16 +202,16 @@ def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batch
 
 def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int) -> list[torch.Tensor]:
     """One round of the units in flight. With session graphs, the forwards that fit one replay together (two or
-    more) are one graph replay. The rest: one batched forward from `batch_from` units on (it reads the weights once for all, but
-    runs the eager path), else each unit on its own engine (CUDA graphs)."""
+    more) are one graph replay. The rest: one batched forward from `batch_from` units on (it reads the weights
+    once for all, but runs the eager path), else each unit on its own engine (CUDA graphs)."""
     engines, requests = [s.session.engine for s in flying], [s.request for s in flying]
     out: list[torch.Tensor | None] = [None] * len(flying)
     rest = list(range(len(flying)))
     if engine.graphs is not None:
-        small = engine.graphs.take([e.cache for e in engines], requests)
-        if len(small) >= 2:
-            rest = [k for k in rest if k not in small]
-            for k, z in zip(small, engine.forward([engines[k] for k in small], [requests[k] for k in small])):
+        together = engine.graphs.take([e.cache for e in engines], requests)
+        if len(together) >= 2:
+            rest = [k for k in rest if k not in together]
+            for k, z in zip(together, engine.forward([engines[k] for k in together], [requests[k] for k in together])):
                 out[k] = z
     if len(rest) >= batch_from:
         for k, z in zip(rest, engine.forward([engines[k] for k in rest], [requests[k] for k in rest])):
