@@ -8,9 +8,10 @@ many sessions per GPU: a decode step is bound by weight reads). Attention runs o
 session's resident slots side by side (padded to the longest, its new rows written in at their reserved
 slots), each under its own mask — causal (or the draft tree's ancestor mask) among its new rows, every
 resident slot before them — so a layer is a fixed number of kernels whatever the number of sessions
-(the per-session K/V reads cost twice the bytes of reading them in place). Positions come from each cache's `next_pos` and slots are reserved
-in each cache exactly as `Engine._forward` does, so a session's cache after a batched forward holds
-what its own forward would have written (fp32: equal to rounding, tests/test_batched.py).
+(the per-session K/V reads cost twice the bytes of reading them in place). Positions come from each
+cache's `next_pos` and slots are reserved in each cache exactly as `Engine._forward` does, so a
+session's cache after a batched forward holds what its own forward would have written (fp32: equal to
+rounding, tests/test_batched.py; a batch of one is `Engine._forward` itself).
 
     batch = BatchedEngine(model)
     logits = batch.forward([eng_a, eng_b], [ForwardRequest(...), ForwardRequest(...)])  # [(1 + n_a, V), (1 + n_b, V)]
@@ -26,9 +27,10 @@ numbers do not depend on its batch mates —, with a measuring clock the batch's
 proportion to the session's new rows (the shares add up to the batch). A session's real latency in
 a batch (it waits for the whole batch) comes from the batch records: `bench.device_timeline`.
 
-Not batched: the fast engine's static shapes and CUDA graphs (a batch runs this eager path on the
-engines' caches, whatever engine the sessions hold), and anything a session does outside its
-unit's post-audio forwards (idle-window drafting, the side channel's trailing segment).
+Not batched here: the fast engine's static shapes and CUDA graphs (a batch runs this eager path on the
+engines' caches, whatever engine the sessions hold; `SessionGraphs` is the graph-replayed form for a
+fixed set of sessions, which `BatchedEngine(graphs=...)` tries first), and anything a session does
+outside its unit's post-audio forwards (idle-window drafting, the side channel's trailing segment).
 """
 
 from __future__ import annotations

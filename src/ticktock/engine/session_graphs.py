@@ -171,7 +171,8 @@ class SessionGraphs:
             real[off:off + k] = torch.arange(i * t, i * t + k)
             pad_rows[i * t:i * t + k] = torch.arange(off, off + k)
             mask[i, 0, :k, :past] = True
-            mask[i, 0, :k, past:past + k] = new_mask if new_mask is not None else torch.ones(k, k, dtype=torch.bool).tril()
+            causal = torch.ones(k, k, dtype=torch.bool).tril()
+            mask[i, 0, :k, past:past + k] = new_mask if new_mask is not None else causal
             c.reserve(p, req.unit, kinds)
             spans[i] = (off + sum(len(s) for s in req.linear) - 1, off + k)
             off += k
