@@ -64,42 +64,70 @@ class BatchRecord:
 
 
 @dataclass
-class _Layout:
-    """Where each session's rows sit in a batch, on the device. The position-wise work runs on the T rows of all
-    sessions concatenated; attention runs on a padded (B, t_max) layout against each session's keys padded to
-    `lb` slots (its resident slots, then its new rows at their reserved slots).
+class Layout:
+    """Where the rows of a batch sit. The position-wise work runs on the asked sessions' new rows concatenated
+    (in session order, then zero rows up to T); attention runs on a padded layout, `t` rows for each of the n
+    sessions, against each session's keys gathered to `lb` slots: its resident slots, then its row r at slot
+    past + r. Rows a session does not use are pads: a pad sees only itself, so its softmax stays finite.
 
-    pad_rows (B * t_max,): the concatenated row of each padded row (a pad row repeats its session's first);
-    real (T,): the padded row of each concatenated row; dst (T,): each new row's slot in the flattened (B * lb)
-    keys; mask (B, 1, t_max, lb) bool, True = attend (a pad row sees one slot, so its softmax stays finite).
+    pad_rows (n * t,): the row of x behind each padded row (a pad: row 0, unused); real (T,): the padded row of
+    each row of x (the zero rows: 0, unused); slots (n, t): each padded row's slot in its own cache; dst (n * t,):
+    that slot in the gathered keys (n * lb); mask (n, 1, t, lb) bool, True = attend.
     """
 
-    t_max: int
-    lb: int
     pad_rows: torch.Tensor
     real: torch.Tensor
+    slots: torch.Tensor
     dst: torch.Tensor
     mask: torch.Tensor
 
     @staticmethod
-    def build(past: list[int], masks: list[torch.Tensor], device: torch.device) -> "_Layout":
-        """past: resident slots per session before its new rows; masks: (n_i, n_i) bool among its new rows."""
-        n = [m.shape[0] for m in masks]
-        b, t_max = len(n), max(n)
-        lb = -(-max(p + k for p, k in zip(past, n)) // 16) * 16  # 16-aligned: the masked kernels want it
-        pad_rows, real, dst = [], [], []
-        mask = torch.zeros(b, 1, t_max, lb, dtype=torch.bool)
+    def build(past: Sequence[int], masks: dict[int, torch.Tensor], t: int, lb: int, total: int | None = None
+              ) -> "Layout":
+        """past: resident slots of each of the n sessions; masks: per session asked (by index), (k, k) bool among
+        its new rows; every past + t ≤ lb. CPU tensors."""
+        n = len(past)
+        total = sum(m.shape[0] for m in masks.values()) if total is None else total
+        slots = torch.stack([torch.arange(p, p + t) for p in past])  # (n, t)
+        mask = torch.zeros(n, 1, t, lb, dtype=torch.bool)
+        mask[torch.arange(n)[:, None], 0, torch.arange(t), slots] = True  # every row sees itself (a pad: only that)
+        pad_rows, real = torch.zeros(n * t, dtype=torch.long), torch.zeros(total, dtype=torch.long)
         off = 0
-        for i, (p, k, m) in enumerate(zip(past, n, masks)):
-            pad_rows += [off + r if r < k else off for r in range(t_max)]
-            real += [i * t_max + r for r in range(k)]
-            dst += [i * lb + p + r for r in range(k)]
+        for i, m in sorted(masks.items()):
+            k, p = m.shape[0], past[i]
+            real[off:off + k] = torch.arange(i * t, i * t + k)
+            pad_rows[i * t:i * t + k] = torch.arange(off, off + k)
             mask[i, 0, :k, :p] = True
             mask[i, 0, :k, p:p + k] = m
-            mask[i, 0, k:, 0] = True
             off += k
-        as_idx = lambda xs: torch.tensor(xs, dtype=torch.long, device=device)  # noqa: E731
-        return _Layout(t_max, lb, as_idx(pad_rows), as_idx(real), as_idx(dst), mask.to(device))
+        return Layout(pad_rows, real, slots, (slots + torch.arange(n)[:, None] * lb).flatten(), mask)
+
+    def to(self, device: torch.device) -> "Layout":
+        return Layout(*(getattr(self, f).to(device) for f in ("pad_rows", "real", "slots", "dst", "mask")))
+
+
+def run_layers(model: DuplexLM, x: torch.Tensor, pos: torch.Tensor, caches: Sequence[KVCache], lay: Layout
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The decoder over rows x (T, D) at positions pos (T,), each session attending to its keys in `caches`
+    (read, not written). -> hidden states after the final norm (T, D), and every padded row's K and V
+    (L, Hkv, n * t, d) for the caller to store."""
+    lm = model.lm
+    lb = lay.mask.shape[-1]
+    h = x[None]  # (1, T, D)
+    cos, sin = rope_cos_sin(pos[None], lm.cfg.head_dim, lm.cfg.rope_theta, h.dtype)
+    new_k, new_v = [], []
+    for blk in lm.model.layers:
+        attn = blk.self_attn
+        q, k, v = project_qkv(attn, blk.input_layernorm(h), cos, sin)  # (H, T, d), (Hkv, T, d) x 2
+        q, k, v = (a.index_select(1, lay.pad_rows) for a in (q, k, v))  # the padded layout: (·, n * t, d)
+        keys = resident_keys(caches, "k", attn.layer, lb).index_copy_(1, lay.dst, k)  # (Hkv, n * lb, d)
+        vals = resident_keys(caches, "v", attn.layer, lb).index_copy_(1, lay.dst, v)
+        out = padded_attention(attn, q, keys, vals, lay.mask).index_select(0, lay.real)  # (T, H * d)
+        h = h + attn.o_proj(out[None])
+        h = h + blk.mlp(blk.post_attention_layernorm(h))
+        new_k.append(k)
+        new_v.append(v)
+    return lm.model.norm(h)[0], torch.stack(new_k), torch.stack(new_v)
 
 
 @torch.no_grad()
@@ -114,7 +142,7 @@ def batched_forward(model: DuplexLM, caches: Sequence[KVCache],
     assert len({id(c) for c in caches}) == len(caches), "every session of a batch needs its own cache"
     if len(caches) == 1:  # a batch of one is the engine's own forward, bit for bit
         return [eager_forward(model, caches[0], requests[0])]
-    lm, dev = model.lm, model.device
+    dev = model.device
     xs, positions, masks, past, n_lin = [], [], [], [], []
     for cache, req in zip(caches, requests):
         segs, kinds, pos, new_mask = forward_inputs(req, cache.next_pos)
@@ -125,50 +153,29 @@ def batched_forward(model: DuplexLM, caches: Sequence[KVCache],
         masks.append(new_mask if new_mask is not None else torch.ones(n, n, dtype=torch.bool).tril())
         positions.append(pos)
         n_lin.append(sum(len(s) for s in req.linear))
-    lay = _Layout.build(past, masks, dev)
-    x = torch.cat(xs)[None]  # (1, T, D), T = all sessions' new rows
-    cos, sin = rope_cos_sin(torch.cat(positions)[None].to(dev), lm.cfg.head_dim, lm.cfg.rope_theta, x.dtype)
-    new_k, new_v = [], []
-    for blk in lm.model.layers:
-        out, k, v = _attention(blk.self_attn, blk.input_layernorm(x), cos, sin, caches, lay)
-        x = x + out
-        x = x + blk.mlp(blk.post_attention_layernorm(x))
-        new_k.append(k)
-        new_v.append(v)
-    ks, vs = torch.stack(new_k)[:, None], torch.stack(new_v)[:, None]  # (L, 1, Hkv, T, d)
-    off = 0
-    for cache, m in zip(caches, masks):  # two copies a session, all layers at once
-        cache.write_layers(ks[..., off:off + m.shape[0], :], vs[..., off:off + m.shape[0], :])
-        off += m.shape[0]
-    h = lm.model.norm(x)[0]  # (T, D)
+    t = max(m.shape[0] for m in masks)
+    lb = -(-(max(past) + t) // 16) * 16  # 16-aligned: the masked kernels want it
+    lay = Layout.build(past, dict(enumerate(masks)), t, lb).to(dev)
+    h, ks, vs = run_layers(model, torch.cat(xs), torch.cat(positions).to(dev), caches, lay)
+    ks, vs = ks.index_select(2, lay.real)[:, None], vs.index_select(2, lay.real)[:, None]  # (L, 1, Hkv, T, d)
     starts = [0]
     for m in masks:
         starts.append(starts[-1] + m.shape[0])
+    for cache, s, e in zip(caches, starts, starts[1:]):  # two copies a session, all layers at once
+        cache.write_layers(ks[..., s:e, :], vs[..., s:e, :])
     rows = torch.cat([torch.arange(s + nl - 1, e) for s, e, nl in zip(starts, starts[1:], n_lin)])  # root + tree rows
-    logits = lm.logits(h[rows.to(dev)])  # (sum of 1 + n_nodes, V)
+    logits = model.lm.logits(h[rows.to(dev)])  # (sum of 1 + n_nodes, V)
     return list(logits.split([e - s - nl + 1 for s, e, nl in zip(starts, starts[1:], n_lin)]))
 
 
-def _resident(caches: Sequence[KVCache], buf: str, layer: int, lb: int) -> torch.Tensor:
-    """Each session's slots [0, lb) of one layer's K or V, side by side: (Hkv, B * lb, d). Slots past a session's
-    resident ones hold stale values that the mask hides (or its new rows, written in by the caller)."""
+def resident_keys(caches: Sequence[KVCache], buf: str, layer: int, lb: int) -> torch.Tensor:
+    """Each session's slots [0, lb) of one layer's K or V ("k" / "v"), side by side: (Hkv, B * lb, d). Slots past a
+    session's resident ones hold stale values that the mask hides (or its new rows, written in by the caller)."""
     parts = []
     for c in caches:
         t = getattr(c, buf)[layer, 0, :, :lb]  # (Hkv, <= lb, d)
         parts.append(t if t.shape[1] == lb else F.pad(t, (0, 0, 0, lb - t.shape[1])))
     return torch.stack(parts, dim=1).flatten(1, 2)
-
-
-def _attention(attn: Attention, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-               caches: Sequence[KVCache], lay: _Layout) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """`Attention.forward` over concatenated sessions: shared projections, attention on the padded layout.
-
-    x (1, T, D), cos/sin (1, 1, T, d) -> output (1, T, D) and the new rows' K and V (Hkv, T, d)."""
-    q, k, v = project_qkv(attn, x, cos, sin)
-    keys = _resident(caches, "k", attn.layer, lay.lb).index_copy_(1, lay.dst, k)  # (Hkv, B * lb, d)
-    vals = _resident(caches, "v", attn.layer, lay.lb).index_copy_(1, lay.dst, v)
-    out = padded_attention(attn, q.index_select(1, lay.pad_rows), keys, vals, lay.mask)  # (B * t_max, H * d)
-    return attn.o_proj(out.index_select(0, lay.real)[None]), k, v
 
 
 def project_qkv(attn: Attention, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
@@ -230,12 +237,11 @@ class BatchedEngine:
         return out
 
     def _forward(self, caches: list[KVCache], requests: Sequence[ForwardRequest]) -> list[torch.Tensor]:
-        if self.graphs is not None:
-            index = {id(c): i for i, c in enumerate(self.graphs.caches)}
-            if all(id(c) in index for c in caches):
-                out = self.graphs.forward({index[id(c)]: r for c, r in zip(caches, requests)})
-                if out is not None:
-                    return [out[index[id(c)]] for c in caches]
+        index = self.graphs.indices(caches) if self.graphs is not None else None
+        if index is not None:
+            out = self.graphs.forward(dict(zip(index, requests)))
+            if out is not None:
+                return [out[i] for i in index]
         return batched_forward(self.model, caches, requests)
 
     def reset(self) -> None:

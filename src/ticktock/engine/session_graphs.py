@@ -31,8 +31,7 @@ import torch
 
 from ..cache.kv import KVCache
 from ..model.duplex import DuplexLM
-from ..model.transformer import rope_cos_sin
-from .batched import _resident, padded_attention, project_qkv
+from .batched import Layout, run_layers
 from .eager import ForwardRequest, forward_inputs
 from .fast import capture_graph, length_bucket
 
@@ -50,11 +49,7 @@ class _Inputs:
 
     x: torch.Tensor  # (T, D) the asked sessions' new rows, concatenated in session order, then zeros
     pos: torch.Tensor  # (T,) logical positions
-    pad_rows: torch.Tensor  # (n * t,) the row of x behind each padded row (a pad: row 0, finite and unused)
-    real: torch.Tensor  # (T,) the padded row of each row of x (the zero rows: 0, unused)
-    dst: torch.Tensor  # (n * t,) each padded row's slot in the gathered keys (n * lb)
-    slots: torch.Tensor  # (n, t) each padded row's slot in its own cache
-    mask: torch.Tensor  # (n, 1, t, lb) bool, True = attend
+    lay: Layout  # where the rows sit (`batched.Layout`), on the device
 
 
 class SessionGraphs:
@@ -75,9 +70,14 @@ class SessionGraphs:
         self._index = {id(c): i for i, c in enumerate(self.caches)}
         self.forwards = 0  # forwards run here (for tests and reports)
 
+    def indices(self, caches: Sequence[KVCache]) -> list[int] | None:
+        """The session index of each cache here; None when one is not among them."""
+        out = [self._index.get(id(c)) for c in caches]
+        return None if None in out else out
+
     def shape(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> tuple[int, int] | None:
         """(T, t) these requests (on these caches, one each) would take here; None when they cannot run here."""
-        if any(id(c) not in self._index for c in caches):
+        if self.indices(caches) is None:
             return None
         sizes = [r.new_tokens for r in requests]
         t, total = _bucket(max(sizes)), _bucket(sum(sizes))
@@ -85,7 +85,7 @@ class SessionGraphs:
 
     def take(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> list[int]:
         """The indices of requests that fit one forward here together, smallest first (so the most do)."""
-        if any(id(c) not in self._index for c in caches):
+        if self.indices(caches) is None:
             return []
         cap, chosen, total = self._largest_t(), [], 0
         for k in sorted(range(len(requests)), key=lambda k: requests[k].new_tokens):
@@ -146,78 +146,49 @@ class SessionGraphs:
                ) -> tuple[_Inputs, dict[int, tuple[int, int]]]:
         """Fill the shape's static inputs; reserve each asked session's slots. Returns them and, per session asked,
         its rows of x that take logits (root to last tree node)."""
-        m, n = self.model, len(self.caches)
-        key = (total, t, lb)
-        if key not in self.inputs:
-            dev, d = m.device, m.cfg.decoder.hidden_size
-            z = lambda *shape, dtype=torch.long: torch.zeros(*shape, dtype=dtype, device=dev)  # noqa: E731
-            self.inputs[key] = _Inputs(z(total, d, dtype=m.dtype), z(total), z(n * t), z(total), z(n * t), z(n, t),
-                                       z(n, 1, t, lb, dtype=torch.bool))
-        inp = self.inputs[key]
-        x = torch.zeros(total, inp.x.shape[1], dtype=m.dtype, device=m.device)
-        pos, real = torch.zeros(total, dtype=torch.long), torch.zeros(total, dtype=torch.long)
-        pad_rows = torch.zeros(n * t, dtype=torch.long)
-        mask = torch.zeros(n, 1, t, lb, dtype=torch.bool)
-        slots = torch.stack([torch.arange(c.length, c.length + t) for c in self.caches])  # (n, t)
-        mask[torch.arange(n)[:, None], 0, torch.arange(t), slots] = True  # every row sees itself (a pad: only that)
-        spans: dict[int, tuple[int, int]] = {}
-        off = 0
+        m = self.model
+        x = torch.zeros(total, m.cfg.decoder.hidden_size, dtype=m.dtype, device=m.device)
+        pos = torch.zeros(total, dtype=torch.long)
+        masks, spans, off = {}, {}, 0
+        past = [c.length for c in self.caches]
         for i, req in requests.items():
-            c = self.caches[i]
             segs, kinds, p, new_mask = laid[i]
-            k, past = p.numel(), c.length
+            k = p.numel()
             x[off:off + k] = m.embed_segments(segs)[0]
             pos[off:off + k] = p
-            real[off:off + k] = torch.arange(i * t, i * t + k)
-            pad_rows[i * t:i * t + k] = torch.arange(off, off + k)
-            mask[i, 0, :k, :past] = True
-            causal = torch.ones(k, k, dtype=torch.bool).tril()
-            mask[i, 0, :k, past:past + k] = new_mask if new_mask is not None else causal
-            c.reserve(p, req.unit, kinds)
+            masks[i] = new_mask if new_mask is not None else torch.ones(k, k, dtype=torch.bool).tril()
+            self.caches[i].reserve(p, req.unit, kinds)
             spans[i] = (off + sum(len(s) for s in req.linear) - 1, off + k)
             off += k
+        lay = Layout.build(past, masks, t, lb, total)
+        key = (total, t, lb)
+        if key not in self.inputs:
+            self.inputs[key] = _Inputs(torch.empty_like(x), torch.empty_like(pos, device=m.device), lay.to(m.device))
+        inp = self.inputs[key]
         inp.x.copy_(x)
         inp.pos.copy_(pos)
-        inp.real.copy_(real)
-        inp.pad_rows.copy_(pad_rows)
-        inp.slots.copy_(slots)
-        inp.dst.copy_((slots + torch.arange(n)[:, None] * lb).flatten())
-        inp.mask.copy_(mask)
+        for f in ("pad_rows", "real", "slots", "dst", "mask"):
+            getattr(inp.lay, f).copy_(getattr(lay, f))
         return inp, spans
 
     # ------------------------------------------------------------ the forward
     def _run(self, key: tuple[int, int, int], inp: _Inputs) -> torch.Tensor:
         if not self.capture:
-            return self._body(key[1], key[2], inp)
+            return self._body(inp)
         if key not in self.graphs:
-            self.graphs[key] = capture_graph(lambda: self._body(key[1], key[2], inp), self._pool, self.model.device)
+            self.graphs[key] = capture_graph(lambda: self._body(inp), self._pool, self.model.device)
         graph, out = self.graphs[key]
         graph.replay()
         return out
 
-    def _body(self, t: int, lb: int, inp: _Inputs) -> torch.Tensor:
-        """The rows of x through the decoder; every padded row's K/V into its cache at `inp.slots`. -> (T, D)."""
-        lm = self.model.lm
-        cfg = lm.cfg
-        x = inp.x[None]  # (1, T, D)
-        cos, sin = rope_cos_sin(inp.pos[None], cfg.head_dim, cfg.rope_theta, x.dtype)
-        new_k, new_v = [], []
-        for blk in lm.model.layers:
-            attn = blk.self_attn
-            q, k, v = project_qkv(attn, blk.input_layernorm(x), cos, sin)  # (H, T, d), (Hkv, T, d) x 2
-            q, k, v = (a.index_select(1, inp.pad_rows) for a in (q, k, v))  # the padded layout: (·, n * t, d)
-            keys = _resident(self.caches, "k", attn.layer, lb).index_copy_(1, inp.dst, k)  # (Hkv, n * lb, d)
-            vals = _resident(self.caches, "v", attn.layer, lb).index_copy_(1, inp.dst, v)
-            out = padded_attention(attn, q, keys, vals, inp.mask).index_select(0, inp.real)  # (T, H * d)
-            x = x + attn.o_proj(out[None])
-            x = x + blk.mlp(blk.post_attention_layernorm(x))
-            new_k.append(k)
-            new_v.append(v)
-        ks, vs = torch.stack(new_k), torch.stack(new_v)  # (L, Hkv, n * t, d)
+    def _body(self, inp: _Inputs) -> torch.Tensor:
+        """The rows of x through the decoder; every padded row's K/V into its cache at its slot. -> (T, D)."""
+        hidden, ks, vs = run_layers(self.model, inp.x, inp.pos, self.caches, inp.lay)  # ks/vs (L, Hkv, n * t, d)
+        t = inp.lay.slots.shape[1]
         for i, c in enumerate(self.caches):  # two copies a session, every layer at once
-            c.k[:, 0].index_copy_(2, inp.slots[i], ks[:, :, i * t:(i + 1) * t])
-            c.v[:, 0].index_copy_(2, inp.slots[i], vs[:, :, i * t:(i + 1) * t])
-        return lm.model.norm(x)[0]
+            c.k[:, 0].index_copy_(2, inp.lay.slots[i], ks[:, :, i * t:(i + 1) * t])
+            c.v[:, 0].index_copy_(2, inp.lay.slots[i], vs[:, :, i * t:(i + 1) * t])
+        return hidden
 
 
 _LAST: list[SessionGraphs] = []  # a device runs one set of live sessions at a time
