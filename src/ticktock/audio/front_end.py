@@ -8,27 +8,41 @@ import numpy as np
 import torch
 
 from .features import CONTEXT_SAMPLES, chunk_log_mel
+from .graphed_front import graphed_audio_front
 
 if TYPE_CHECKING:  # the model imports nothing from here; only the annotations need it
     from ..model.duplex import DuplexLM
 
 
 class AudioFrontEnd:
-    """Streaming audio state: chunk -> audio embeddings (E, D), and the silence hypothesis for the next chunk."""
+    """Streaming audio state: chunk -> audio embeddings (E, D), and the silence hypothesis for the next chunk.
 
-    def __init__(self, model: DuplexLM, chunk_samples: int):
+    graphed: log-mel and encoder on the model's device, one CUDA graph replay there (`GraphedAudioFront`; on a
+    CPU its staged work run eagerly, for tests); None = on CUDA. Else the log-mel on the CPU and the encoder
+    launched layer by layer.
+    """
+
+    def __init__(self, model: DuplexLM, chunk_samples: int, graphed: bool | None = None):
         self.model, self.chunk_samples = model, chunk_samples
         acfg = model.cfg.audio
         self.n_ctx = acfg.context_chunks * acfg.frames_per_chunk
         self.silence = np.zeros(chunk_samples, dtype=np.float32)
+        if graphed is None:
+            graphed = model.device.type == "cuda"
+        self.graphed = graphed_audio_front(model, chunk_samples) if graphed else None
         self.reset()
 
     def reset(self) -> None:
         self.tail = np.zeros(CONTEXT_SAMPLES, dtype=np.float32)
-        sil = chunk_log_mel(self.silence, self.tail)
+        if self.graphed is not None:
+            sil = self.graphed.mel(self.tail, self.silence)
+        else:
+            sil = chunk_log_mel(self.silence, self.tail)
         self.mel_ctx = sil.repeat(self.n_ctx // sil.shape[0], 1)  # (C*F, n_mels)
 
     def _embed(self, chunk: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.graphed is not None:
+            return self.graphed(self.tail, chunk, self.mel_ctx)
         mel = chunk_log_mel(chunk, self.tail)
         return self.model.encode_audio(mel, self.mel_ctx), mel
 

@@ -22,6 +22,12 @@ class Clock:
     def time_forward(self, run: Callable[[], Any], new_tokens: int, context: int) -> tuple[Any, float]:
         raise NotImplementedError
 
+    def time_encoder(self, run: Callable[[], Any]) -> tuple[Any, float]:
+        """The audio front's work on one chunk: its output and its seconds (`encoder_seconds` of the measured)."""
+        t0 = time.perf_counter()
+        out = run()
+        return out, self.encoder_seconds(time.perf_counter() - t0)
+
     def encoder_seconds(self, measured: float) -> float:
         return measured
 
@@ -36,12 +42,20 @@ class WallClock(Clock):
         if self.cuda:
             torch.cuda.synchronize()
 
-    def time_forward(self, run, new_tokens, context):
+    def _timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
+        """Seconds from an idle device to the end of `run`'s device work (what was queued before is not its)."""
         self._sync()
         t0 = time.perf_counter()
         out = run()
         self._sync()
         return out, time.perf_counter() - t0
+
+    def time_forward(self, run, new_tokens, context):
+        return self._timed(run)
+
+    def time_encoder(self, run):
+        out, seconds = self._timed(run)
+        return out, self.encoder_seconds(seconds)
 
 
 def _interp(xs: list[float], ys: list[float], x: float) -> float:

@@ -20,7 +20,6 @@ batched forwards.
 
 from __future__ import annotations
 
-import time
 from typing import Callable, Generator, Sequence
 
 import numpy as np
@@ -205,9 +204,7 @@ class DuplexSession:
         self.prepare()
         idle_used, idle_forwards = self.prepared
         n_rec = len(self.engine.records)
-        t0 = time.perf_counter()
-        audio = self.front.push(chunk)
-        enc = self.clock.encoder_seconds(time.perf_counter() - t0)
+        audio, enc = self.clock.time_encoder(lambda: self.front.push(chunk))
         linear, self.carried = self.carried + self.audio_segments(audio), []
         if tool_result is not None:
             ids = self.protocol.tool_result_ids(tool_result)
