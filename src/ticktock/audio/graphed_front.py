@@ -28,6 +28,7 @@ class GraphedAudioFront:
     capture: make the graph (None = on CUDA); without it each call runs the same staged work eagerly (tests).
     """
 
+    @torch.no_grad()
     def __init__(self, model: DuplexLM, chunk_samples: int, capture: bool | None = None):
         from ..engine.fast import capture_graph  # the engine's capture helper; audio stays importable without it
 
@@ -44,10 +45,12 @@ class GraphedAudioFront:
         dt = self.model.dtype
         return self.model.audio(mel[None].to(dt), self.context[None].to(dt))[0], mel
 
+    @torch.no_grad()
     def mel(self, tail: np.ndarray, chunk: np.ndarray) -> torch.Tensor:
         """The chunk's log-mel alone (F, n_mels) on the device, by the graph's kernels run eagerly."""
         return log_mel(self._signal(tail, chunk).to(self.samples.device))
 
+    @torch.no_grad()
     def __call__(self, tail: np.ndarray, chunk: np.ndarray, context: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
         self.samples.copy_(self._signal(tail, chunk))
