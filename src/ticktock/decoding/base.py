@@ -23,7 +23,7 @@ from typing import ClassVar
 from torch import Tensor
 
 from ticktock.decoding.draft import Draft
-from ticktock.decoding.idle import IdleContext
+from ticktock.decoding.idle import IdleContext, IdleSteps
 from ticktock.decoding.verify import Verdict
 
 
@@ -40,6 +40,13 @@ class Decoder(ABC):
         Default: none.
         """
         return 0.0
+
+    def prepare_steps(self, ctx: IdleContext, window: float) -> IdleSteps:
+        """`prepare` as a generator of its forwards (`ctx.silence_request()`, `ctx.ids_request(...)`), each sent
+        its logits (1 + n, V), returning the seconds used: for a driver that batches sessions' idle work.
+        Default: `prepare` itself, its forwards run on the session's own engine (it yields nothing)."""
+        return self.prepare(ctx, window)
+        yield  # noqa: unreachable; makes this a generator
 
     @abstractmethod
     def propose(self, history: list[int], max_len: int) -> Draft | None:

@@ -10,18 +10,26 @@ nothing a decoder drafts stays in the cache. It sees nothing else of the session
         logits = ctx.forward_ids([tok], kind)    # (V,) after `tok`
         ctx.cache.truncate(n)                    # back to n resident slots, inside the fork
     used = ctx.seconds()
+
+A driver that batches several sessions' idle work runs a decoder's `prepare_steps` instead: it yields the
+same forwards as requests (`silence_request`, `ids_request`) and is sent each one's logits (1 + n, V).
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Generator, Iterator
 
 from torch import Tensor
 
 from ..cache.kv import KVCache
 from ..protocol import DuplexProtocol, SlotKind
+
+if TYPE_CHECKING:  # the engine's request type; decoding imports nothing of the engine at run time
+    from ..engine.eager import ForwardRequest
+
+IdleSteps = Generator["ForwardRequest", Tensor, float]  # yields forwards, is sent their logits, returns seconds used
 
 
 @dataclass(frozen=True)
@@ -29,9 +37,28 @@ class IdleContext:
     unit: int  # the unit about to be decoded; its `<unit>` marker is in the cache
     protocol: DuplexProtocol
     cache: KVCache  # the session's; forwards append to it, so run them inside `fork`
-    forward_silence: Callable[[], Tensor]  # append the silence hypothesis (+ what closes audio) -> logits (V,) at its end
-    forward_ids: Callable[[list[int], SlotKind], Tensor]  # append ids of one ledger kind -> logits (V,) after the last
-    seconds: Callable[[], float]  # clock seconds of the forwards run through this context so far
+    silence_request: Callable[[], "ForwardRequest"]  # the silence hypothesis (+ what closes audio), as a forward
+    ids_request: Callable[[list[int], SlotKind], "ForwardRequest"]  # ids of one ledger kind, as a forward
+    run: Callable[["ForwardRequest"], Tensor]  # a request on the session's own engine -> logits (1 + n, V)
+    seconds: Callable[[], float]  # seconds of idle work so far (the clock's, of the forwards run through it)
+
+    def forward_silence(self) -> Tensor:
+        """Append the silence hypothesis -> logits (V,) at its end."""
+        return self.run(self.silence_request())[-1]
+
+    def forward_ids(self, ids: list[int], kind: SlotKind) -> Tensor:
+        """Append `ids` -> logits (V,) after the last."""
+        return self.run(self.ids_request(ids, kind))[-1]
+
+    def drive(self, steps: IdleSteps) -> float:
+        """Run a decoder's `prepare_steps` through `run`; what it returns (seconds used)."""
+        logits = None
+        while True:
+            try:
+                req = steps.send(logits)
+            except StopIteration as stop:
+                return stop.value
+            logits = self.run(req)
 
     @contextmanager
     def fork(self) -> Iterator[None]:

@@ -24,7 +24,7 @@ main draft's least certain positions (beyond the paper; `MarginBranching`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Generator
 
 import torch
 from torch import Tensor
@@ -33,8 +33,11 @@ from ..protocol import SlotKind
 from .base import Decoder
 from .draft import Draft
 from .hypothesis_pool import HypothesisPool
-from .idle import IdleContext
+from .idle import IdleContext, IdleSteps
 from .verify import Verdict
+
+if TYPE_CHECKING:
+    from ..engine.eager import ForwardRequest
 
 
 @dataclass
@@ -54,24 +57,27 @@ class SpeculativeListening(Decoder):
         self.pool = HypothesisPool(self.pool_order)
 
     # ------------------------------------------------------------ idle window
-    @torch.no_grad()
     def prepare(self, ctx: IdleContext, window: float) -> float:
         """Draft unit `ctx.unit` under the silence hypothesis; returns idle seconds used."""
+        return ctx.drive(self.prepare_steps(ctx, window))
+
+    @torch.no_grad()
+    def prepare_steps(self, ctx: IdleContext, window: float) -> IdleSteps:
         proto, cache = ctx.protocol, ctx.cache
         time_left = lambda: ctx.seconds() < window  # noqa: E731
         chains: list[list[int]] = []
         branches: list[list[int]] = []
         with ctx.fork():
-            root = ctx.forward_silence()
+            root = (yield ctx.silence_request())[-1]
             ranked = root.topk(min(self.branches, root.numel())).indices.tolist()
             after_audio = cache.length
             for first in ranked:
                 if chains and not time_left():
                     break
                 cache.truncate(after_audio)
-                chains.append(self._greedy(ctx, first, time_left))
+                chains.append((yield from self._greedy(ctx, first, time_left)))
                 if len(chains) == 1:  # while the fork still holds the main draft
-                    branches = self._branch(ctx, chains[0], self.margins, after_audio, time_left)
+                    branches = yield from self._branch(ctx, chains[0], self.margins, after_audio, time_left)
         unit = proto.id("unit")
         for c in chains + branches:
             self.pool.add([unit, *c])
@@ -83,24 +89,26 @@ class SpeculativeListening(Decoder):
         self.first = Draft.merge(*drafts) if drafts else None
         return ctx.seconds()
 
-    def _greedy(self, ctx: IdleContext, first: int, time_left: Callable[[], bool], prefix: list[int] = ()) -> list[int]:
+    def _greedy(self, ctx: IdleContext, first: int, time_left: Callable[[], bool], prefix: list[int] = ()
+                ) -> Generator[ForwardRequest, Tensor, list[int]]:
         """Greedy continuation of `prefix + [first]` on the fork (whose cache holds `prefix`) until the
         unit would end or time runs out. Records each drafted position's top-2 margin in `self.margins`."""
         out = [*prefix, first]
         self.margins = {}
         while not ctx.protocol.is_unit_end(out[-1], len(out)) and time_left():
-            top = ctx.forward_ids(out[-1:], SlotKind.TEXT).topk(2)
+            top = (yield ctx.ids_request(out[-1:], SlotKind.TEXT))[-1].topk(2)
             self.margins[len(out)] = (float(top.values[0] - top.values[1]), int(top.indices[1]))
             out.append(int(top.indices[0]))
         return out
 
     def _branch(self, ctx: IdleContext, main: list[int], margins: dict, after_audio: int,
-                time_left: Callable[[], bool]) -> list[list[int]]:
+                time_left: Callable[[], bool]) -> Generator[ForwardRequest, Tensor, list[list[int]]]:
         """Alternative chains at the main draft's least certain positions (none in the paper's `sl`).
 
         margins: position i of `main` -> (top-2 logit margin there, the runner-up token); the fork's
         cache holds `main` when this is called."""
         return []
+        yield  # noqa: unreachable; makes this a generator
 
     # ------------------------------------------------------------ post-audio
     def propose(self, history: list[int], max_len: int) -> Draft | None:
@@ -142,7 +150,7 @@ class MarginBranching(SpeculativeListening):
             if not time_left() or nodes + len(main) - i > self.max_nodes:
                 break
             cache.truncate(after_audio + i)  # the fork holds main[:i]; feed the alternative next
-            chain = self._greedy(ctx, alt, time_left, prefix=main[:i])
+            chain = yield from self._greedy(ctx, alt, time_left, prefix=main[:i])
             nodes += len(chain) - i
             out.append(chain)
         return out

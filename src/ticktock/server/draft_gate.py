@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..decoding.base import Decoder
-from ..decoding.idle import IdleContext
+from ..decoding.idle import IdleContext, IdleSteps
 from ..decoding.registry import make_decoder
 
 MIN_DRAFT_WINDOW = 0.03  # seconds; about the entry cost of a silence-hypothesis draft of ticktock-tiny on one CPU core
@@ -28,11 +28,14 @@ class DraftGate(Decoder):
         self.drafted = self.skipped = 0
 
     def prepare(self, ctx: IdleContext, window: float) -> float:
+        return ctx.drive(self.prepare_steps(ctx, window))
+
+    def prepare_steps(self, ctx: IdleContext, window: float) -> IdleSteps:
         if window < self.min_window:
             self.skipped += 1
             return 0.0
         self.drafted += 1
-        return self.inner.prepare(ctx, window)
+        return (yield from self.inner.prepare_steps(ctx, window))
 
     def reset(self) -> None:
         self.inner.reset()

@@ -127,14 +127,21 @@ class DuplexSession:
 
         window: idle seconds available (default: from the replay timeline).
         """
+        drive(self.prepare_steps(window), self.engine)
+
+    def prepare_steps(self, window: float | None = None, seconds: Callable[[], float] | None = None
+                      ) -> Generator[ForwardRequest, torch.Tensor, None]:
+        """`prepare` as a generator of its forwards (like `unit_steps`), for a driver that batches sessions' idle
+        work. seconds: how the decoder reads the idle time it has used (default: the clock's seconds of its
+        forwards; a driver that shares the device reads its own clock)."""
         if self.prepared is not None:
             return
         if window is None:
             window = self.timeline.window_for(self.index)
         n0 = len(self.engine.records)
-        self.engine.forward(self._opening(), unit=self.index)
+        yield ForwardRequest(self._opening(), self.index)
         used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
-        used += self.decoder.prepare(self._idle_context(), max(0.0, window - used))
+        used += yield from self.decoder.prepare_steps(self._idle_context(seconds), max(0.0, window - used))
         self.prepared = (used, len(self.engine.records) - n0)
 
     def skip_idle_work(self) -> None:
@@ -156,14 +163,15 @@ class DuplexSession:
         self.committed.history += opening
         return segs
 
-    def _idle_context(self) -> IdleContext:
+    def _idle_context(self, seconds: Callable[[], float] | None = None) -> IdleContext:
         """What the decoder's idle work for unit `index` may touch: forks of the cache, forwards at this unit."""
         eng, unit, n0 = self.engine, self.index, len(self.engine.records)
         return IdleContext(
             unit, self.protocol, eng.cache,
-            forward_silence=lambda: eng.forward(self.audio_segments(self.front.silence_hypothesis()), unit)[-1],
-            forward_ids=lambda ids, kind: eng.forward([self.ids_segment(ids, kind)], unit)[-1],
-            seconds=lambda: sum(r.seconds for r in eng.records[n0:]))
+            silence_request=lambda: ForwardRequest(self.audio_segments(self.front.silence_hypothesis()), unit),
+            ids_request=lambda ids, kind: ForwardRequest([self.ids_segment(ids, kind)], unit),
+            run=lambda req: eng.forward(req.linear, req.unit, req.draft, req.draft_kinds),
+            seconds=seconds or (lambda: sum(r.seconds for r in eng.records[n0:])))
 
     def flush(self) -> None:
         """Decode the last unit's trailing side-channel segment now, if one is due (at a session's end)."""
