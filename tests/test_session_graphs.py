@@ -90,3 +90,25 @@ def test_live_rounds_through_session_graphs_commit_the_closed_loops_tokens(proto
                        batched=True, timer=timer, session_graphs=True)
     assert [[r.tokens for r in g] for g in got] == [[r.tokens for r in w] for w in want]
     assert ran and max(ran) >= 2  # rounds of several units went through the graphs
+
+
+def test_idle_work_of_several_sessions_joins_the_rounds(protocol, monkeypatch):
+    """sl's drafting goes through the rounds: alongside units' forwards in one replay, and several sessions' at once."""
+    from ticktock.bench import live
+
+    rounds = []
+    real_round = live._round
+
+    def spy(engine, engines, requests, n_chunk, batch_from):
+        out = real_round(engine, engines, requests, n_chunk, batch_from)
+        rounds.append((n_chunk, sum(z is not None for z in out[n_chunk:])))
+        return out
+
+    monkeypatch.setattr(live, "_round", spy)
+    model = random_model(2, protocol.vocab_size)
+    timer = VirtualTimer()
+    got, _ = live_loop(make_sessions(model, protocol, "sl", ChargingClock(30, timer)), chunks_of(2),
+                       tool_results=TOOLS, batched=True, timer=timer, session_graphs=True)
+    assert any(n_chunk and idle for n_chunk, idle in rounds)  # idle forwards in a replay with units' forwards
+    assert any(not n_chunk and idle >= 2 for n_chunk, idle in rounds)  # several sessions' idle work at once
+    assert all(r.idle_forwards > 0 for g in got for r in g[1:])  # every unit after the first was drafted for

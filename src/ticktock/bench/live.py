@@ -11,10 +11,16 @@ order of priority:
    joins at the next round (continuous batching). On CUDA the round's forwards that fit one `SessionGraphs`
    replay together (two or more) go through it; of the others, `BATCH_FROM` or more are one `BatchedEngine` forward
    (eager), fewer run each on its own engine (CUDA graphs).
-2. idle work, when no chunk work waits: the session with the nearest arrival that has not prepared its
-   next unit prepares it (`DuplexSession.prepare`: prefill, then the decoder's drafting), in a window
-   that ends at its own arrival and at the next other session's arrival but is never under its share
-   Δ/N — so one session's drafting delays another's chunk by at most about that share.
+2. idle work (`DuplexSession.prepare`: prefill, then the decoder's drafting).
+   serial, when no chunk work waits: the session with the nearest arrival that has not prepared its next
+   unit prepares it, in a window that ends at its own arrival and at the next other session's arrival
+   but is never under its share Δ/N — so one session's drafting delays another's chunk by at most about
+   that share.
+   batched: every session between units starts its idle work at once (`DuplexSession.prepare_steps`), in a
+   window that ends at its own arrival, read on the clock; its forwards join the rounds. A round with chunk
+   work takes idle forwards only where they fit the same session-graph replay (chunk work first); a round
+   without runs them all. A session's chunk starts its unit once its idle work has ended (drafting stops at
+   the first forward past the arrival).
 3. otherwise: wait for the next arrival.
 
 A unit's ℓ runs from ready = max(its arrival, its previous unit's end) to its end on the clock, so it
@@ -28,7 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Generator
 
 import numpy as np
 import torch
@@ -85,6 +91,8 @@ class _Slot:
     t: int = 0  # the next unit
     steps: UnitSteps | None = None  # its unit in flight (batched)
     request: ForwardRequest | None = None  # what that unit asks of the next round
+    idle: Generator[ForwardRequest, torch.Tensor, None] | None = None  # its idle work in flight (batched)
+    idle_request: ForwardRequest | None = None  # what that idle work asks of the next round
     began: float = 0.0  # when its unit's work began
     window: float = 0.0  # the idle window its next unit's idle work was given
     pending: str | None = None  # a tool result for unit t
@@ -158,7 +166,7 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
         if not active:
             break
         now = timer.now()
-        due = sorted(((k, s) for k, s in active if s.steps is None and s.arrival() <= now),
+        due = sorted(((k, s) for k, s in active if s.steps is None and s.idle is None and s.arrival() <= now),
                      key=lambda ks: ks[1].arrival())
         if due and engine is None:
             k, slot = due[0]
@@ -169,17 +177,26 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
             begin(k, slot)
             slot.steps = slot.session.unit_steps(slot.chunks[slot.t], slot.pending)
             slot.request = next(slot.steps)  # the encoder runs here; a unit has at least one forward
+        if engine is not None:
+            for _, slot in active:
+                if slot.steps is None and slot.idle is None and slot.session.prepared is None:
+                    _start_idle(slot, timer)
         flying = [s for _, s in active if s.steps is not None]
-        if flying:
-            logits = _round(engine, flying, batch_from)
+        idling = [s for _, s in active if s.idle is not None]
+        if flying or idling:
+            logits = _round(engine, [s.session.engine for s in flying + idling],
+                            [s.request for s in flying] + [s.idle_request for s in idling], len(flying), batch_from)
             for slot, z in zip(flying, logits):
                 try:
                     slot.request = slot.steps.send(z)
                 except StopIteration as stop:
                     slot.steps = slot.request = None
                     finish(slot, stop.value)
+            for slot, z in zip(idling, logits[len(flying):]):
+                if z is not None:
+                    _advance_idle(slot, z)
             continue
-        if not _idle_work([s for _, s in active], timer.now(), delta / len(active)):
+        if engine is not None or not _idle_work([s for _, s in active], timer.now(), delta / len(active)):
             timer.wait_until(min(s.arrival() for _, s in active))
     for s in live:
         s.flush()
@@ -200,24 +217,46 @@ def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batch
               batch_from=1)
 
 
-def _round(engine: BatchedEngine, flying: list[_Slot], batch_from: int) -> list[torch.Tensor]:
-    """One round of the units in flight. With session graphs, the forwards that fit one replay together (two or
-    more) are one graph replay. The rest: one batched forward from `batch_from` units on (it reads the weights
-    once for all, but runs the eager path), else each unit on its own engine (CUDA graphs)."""
-    engines, requests = [s.session.engine for s in flying], [s.request for s in flying]
-    out: list[torch.Tensor | None] = [None] * len(flying)
-    rest = list(range(len(flying)))
+def _round(engine: BatchedEngine, engines: list, requests: list[ForwardRequest], n_chunk: int, batch_from: int
+           ) -> list[torch.Tensor | None]:
+    """One round: `requests[:n_chunk]` are units' forwards (each gets its logits), the rest idle work's. With
+    session graphs, the forwards that fit one replay together (two or more; units' first) are one graph replay.
+    Idle forwards left out wait for a later round when units' forwards are in this one (None). The rest: one
+    batched forward from `batch_from` on (it reads the weights once for all, but runs the eager path), else
+    each on its own engine (CUDA graphs)."""
+    out: list[torch.Tensor | None] = [None] * len(requests)
+    rest = list(range(len(requests)))
     if engine.graphs is not None:
-        together = engine.graphs.take([e.cache for e in engines], requests)
+        together = engine.graphs.take([e.cache for e in engines], requests, first=n_chunk)
         if len(together) >= 2:
             rest = [k for k in rest if k not in together]
             for k, z in zip(together, engine.forward([engines[k] for k in together], [requests[k] for k in together])):
                 out[k] = z
+    if n_chunk:
+        rest = [k for k in rest if k < n_chunk]
     if len(rest) >= batch_from:
         for k, z in zip(rest, engine.forward([engines[k] for k in rest], [requests[k] for k in rest])):
             out[k] = z
-    return [z if z is not None else e.forward(r.linear, r.unit, r.draft, r.draft_kinds)
-            for z, e, r in zip(out, engines, requests)]
+    for k in rest:
+        if out[k] is None:
+            r = requests[k]
+            out[k] = engines[k].forward(r.linear, r.unit, r.draft, r.draft_kinds)
+    return out
+
+
+def _start_idle(slot: _Slot, timer: RealTimer) -> None:
+    """Start a session's idle work for its next unit (batched), in a window to its arrival on the timer."""
+    start = timer.now()
+    slot.window = max(0.0, slot.arrival() - start)
+    slot.idle = slot.session.prepare_steps(slot.window, seconds=lambda: timer.now() - start)
+    slot.idle_request = next(slot.idle)  # the unit's opening: a session between units always has one
+
+
+def _advance_idle(slot: _Slot, logits: torch.Tensor) -> None:
+    try:
+        slot.idle_request = slot.idle.send(logits)
+    except StopIteration:
+        slot.idle = slot.idle_request = None
 
 
 def _idle_work(active: list[_Slot], now: float, share: float) -> bool:

@@ -83,17 +83,21 @@ class SessionGraphs:
         t, total = _bucket(max(sizes)), _bucket(sum(sizes))
         return (total, t) if t <= self._largest_t() and total <= MAX_ROWS else None
 
-    def take(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest]) -> list[int]:
-        """The indices of requests that fit one forward here together, smallest first (so the most do)."""
+    def take(self, caches: Sequence[KVCache], requests: Sequence[ForwardRequest], first: int | None = None
+             ) -> list[int]:
+        """The indices of requests that fit one forward here together, smallest first (so the most do); the
+        first `first` requests (default: all) before any of the others."""
         if self.indices(caches) is None:
             return []
+        first = len(requests) if first is None else first
         cap, chosen, total = self._largest_t(), [], 0
-        for k in sorted(range(len(requests)), key=lambda k: requests[k].new_tokens):
-            n = requests[k].new_tokens
-            if _bucket(n) > cap or _bucket(total + n) > MAX_ROWS:
-                break  # sorted: nothing after fits either
-            chosen.append(k)
-            total += n
+        for group in (range(first), range(first, len(requests))):
+            for k in sorted(group, key=lambda k: requests[k].new_tokens):
+                n = requests[k].new_tokens
+                if _bucket(n) > cap or _bucket(total + n) > MAX_ROWS:
+                    break  # sorted: nothing after fits either
+                chosen.append(k)
+                total += n
         return sorted(chosen)
 
     def _largest_t(self) -> int:
