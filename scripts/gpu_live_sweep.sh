@@ -4,8 +4,8 @@
 #   scripts/gpu_live_sweep.sh WORK setup                      the bf16 expansion (WORK/tt8b) and the live suite
 #   scripts/gpu_live_sweep.sh WORK run NAME MODE NS SECONDS   bench --live MODE --sessions NS (e.g. 1,4,8) with each
 #                                                             session's first SECONDS of audio -> WORK/NAME/
-#   scripts/gpu_live_sweep.sh WORK check                      the GPU tests of the engines and the cost of a round
-#                                                             of B sessions batched vs one by one (-> WORK/check.log)
+#   scripts/gpu_live_sweep.sh WORK check                      every GPU test (-> WORK/gpu_tests.log) and the cost of a
+#                                                             round of B sessions batched vs one by one (-> WORK/check.log)
 set -euo pipefail
 work=${1:?work dir}; step=${2:?step}
 source scripts/gpu_env.sh
@@ -22,7 +22,8 @@ case $step in
       --clock wall --device cuda --engine fast --dtype bfloat16 --model "$model" --out "$work/$name" --json \
       2>"$work/$name.log" | tail -1 | tee "$work/$name.json" ;;
   check)
-    { python3 -m pytest -q -p no:cacheprovider tests/test_fastpath_gpu.py 2>&1 | tail -5
+    { python3 -m pytest -q -p no:cacheprovider -m gpu tests >"$work/gpu_tests.log" 2>&1 || true
+      tail -5 "$work/gpu_tests.log"
       python3 experiments/probes/sdpa_shape_churn.py
       python3 experiments/probes/batched_round_cost.py --model "$model" --device cuda --dtype bfloat16 --engine fast \
         --resident 1024; } 2>&1 | grep -v WARNING | tee "$work/check.log" ;;

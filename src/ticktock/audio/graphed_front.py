@@ -10,6 +10,7 @@ copied into the graph's static input before each replay.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,11 @@ class GraphedAudioFront:
         self.context = torch.zeros(acfg.context_chunks * acfg.frames_per_chunk, acfg.n_mels, device=dev)
         self.graph = None
         if dev.type == "cuda" if capture is None else capture:
-            self.graph, (self.emb, self.mel) = capture_graph(self._run, None, dev, warmups=2)
+            try:
+                self.graph, (self.emb, self.mel) = capture_graph(self._run, None, dev, warmups=2)
+            except RuntimeError as err:  # a kernel that cannot be captured here: the same work, launched eagerly
+                warnings.warn(f"audio front not captured as a CUDA graph (it runs eagerly): {err}")
+                torch.cuda.synchronize(dev)
 
     def _run(self) -> tuple[torch.Tensor, torch.Tensor]:
         mel = log_mel(self.samples)
