@@ -52,13 +52,18 @@ class IdleContext:
 
     def drive(self, steps: IdleSteps) -> float:
         """Run a decoder's `prepare_steps` through `run`; what it returns (seconds used)."""
-        logits = None
-        while True:
-            try:
-                req = steps.send(logits)
-            except StopIteration as stop:
-                return stop.value
-            logits = self.run(req)
+        return run_steps(steps, self.run)
+
+
+def run_steps(steps: Generator["ForwardRequest", Tensor, object], run: Callable[["ForwardRequest"], Tensor]):
+    """Run a generator of forward requests, sending each request's logits from `run`; return what it returns."""
+    logits = None
+    while True:
+        try:
+            req = steps.send(logits)
+        except StopIteration as stop:
+            return stop.value
+        logits = run(req)
 
     @contextmanager
     def fork(self) -> Iterator[None]:

@@ -29,7 +29,7 @@ from ..audio.front_end import audio_front_end
 from ..cache.policies import EvictionPolicy, NoEviction
 from ..decoding.base import Decoder
 from ..decoding.draft import Draft
-from ..decoding.idle import IdleContext
+from ..decoding.idle import IdleContext, run_steps
 from ..decoding.registry import make_decoder
 from ..decoding.verify import Verdict, cut_verdict, verify_greedy, verify_sampling
 from ..engine import Engine, EngineChoice, ForwardRequest, Segment, resolve_engine
@@ -49,13 +49,12 @@ UnitSteps = Generator[ForwardRequest, torch.Tensor, UnitResult]  # a unit's forw
 @torch.no_grad()
 def drive(steps: Generator[ForwardRequest, torch.Tensor, object], engine: Engine):
     """Run a generator of forward requests (`DuplexSession.unit_steps`) on one engine; return what it returns."""
-    logits = None
-    while True:
-        try:
-            req = steps.send(logits)
-        except StopIteration as stop:
-            return stop.value
-        logits = engine.forward(req.linear, req.unit, req.draft, req.draft_kinds)
+    return run_steps(steps, forward_on(engine))
+
+
+def forward_on(engine: Engine) -> Callable[[ForwardRequest], torch.Tensor]:
+    """A request -> its logits (1 + n, V), run on `engine`."""
+    return lambda req: engine.forward(req.linear, req.unit, req.draft, req.draft_kinds)
 
 
 def top2_margins(logits: torch.Tensor, rows: list[int]) -> list[float]:
@@ -170,7 +169,7 @@ class DuplexSession:
             unit, self.protocol, eng.cache,
             silence_request=lambda: ForwardRequest(self.audio_segments(self.front.silence_hypothesis()), unit),
             ids_request=lambda ids, kind: ForwardRequest([self.ids_segment(ids, kind)], unit),
-            run=lambda req: eng.forward(req.linear, req.unit, req.draft, req.draft_kinds),
+            run=forward_on(eng),
             seconds=seconds or (lambda: sum(r.seconds for r in eng.records[n0:])))
 
     def flush(self) -> None:
