@@ -54,6 +54,15 @@ class IdleContext:
         """Run a decoder's `prepare_steps` through `run`; what it returns (seconds used)."""
         return run_steps(steps, self.run)
 
+    @contextmanager
+    def fork(self) -> Iterator[None]:
+        """Run forwards on a fork of the cache; the cache is as before once the block ends."""
+        snap = self.cache.snapshot()
+        try:
+            yield
+        finally:
+            self.cache.restore(snap)
+
 
 def run_steps(steps: Generator["ForwardRequest", Tensor, object], run: Callable[["ForwardRequest"], Tensor]):
     """Run a generator of forward requests, sending each request's logits from `run`; return what it returns."""
@@ -64,12 +73,3 @@ def run_steps(steps: Generator["ForwardRequest", Tensor, object], run: Callable[
         except StopIteration as stop:
             return stop.value
         logits = run(req)
-
-    @contextmanager
-    def fork(self) -> Iterator[None]:
-        """Run forwards on a fork of the cache; the cache is as before once the block ends."""
-        snap = self.cache.snapshot()
-        try:
-            yield
-        finally:
-            self.cache.restore(snap)
