@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest import random_model
 from test_batched import SYSTEMS, ids, requests, twin_engines
-from test_live import ChargingClock, TOOLS, VirtualTimer, chunks_of, make_sessions
+from test_live import TOOLS, ChargingClock, VirtualTimer, chunks_of, make_sessions
+
 from ticktock.bench.live import live_loop
 from ticktock.bench.runner import closed_loop
 from ticktock.decoding.registry import DECODERS
-from ticktock.engine import BatchedEngine, ForwardRequest, SessionGraphs
-from ticktock.engine import session_graphs
+from ticktock.engine import BatchedEngine, ForwardRequest, SessionGraphs, session_graphs
 from ticktock.engine.session_graphs import ROWS
-from ticktock.protocol import SlotKind
 from ticktock.session import CostModelClock
 
 

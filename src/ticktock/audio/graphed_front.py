@@ -31,7 +31,8 @@ class GraphedAudioFront:
 
     @torch.no_grad()
     def __init__(self, model: DuplexLM, chunk_samples: int, capture: bool | None = None):
-        from ..engine.fast import capture_graph  # the engine's capture helper; audio stays importable without it
+        # the engine's capture helper, imported here: audio stays importable without the engine
+        from ..engine.fast import capture_graph
 
         acfg, dev = model.cfg.audio, model.device
         self.model = model
@@ -70,7 +71,7 @@ class GraphedAudioFront:
         return torch.from_numpy(np.concatenate([tail[-CONTEXT_SAMPLES:], chunk]).astype(np.float64))
 
 
-_SHARED: "weakref.WeakKeyDictionary[DuplexLM, dict[tuple, GraphedAudioFront]]" = weakref.WeakKeyDictionary()
+_SHARED: weakref.WeakKeyDictionary[DuplexLM, dict[tuple, GraphedAudioFront]] = weakref.WeakKeyDictionary()
 
 
 def graphed_audio_front(model: DuplexLM, chunk_samples: int, capture: bool | None = None) -> GraphedAudioFront:

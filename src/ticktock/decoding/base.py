@@ -46,7 +46,7 @@ class Decoder(ABC):
         its logits (1 + n, V), returning the seconds used: for a driver that batches sessions' idle work.
         Default: `prepare` itself, its forwards run on the session's own engine (it yields nothing)."""
         return self.prepare(ctx, window)
-        yield  # noqa: unreachable; makes this a generator
+        yield  # unreachable: makes this a generator
 
     @abstractmethod
     def propose(self, history: list[int], max_len: int) -> Draft | None:

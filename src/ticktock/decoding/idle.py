@@ -17,9 +17,10 @@ same forwards as requests (`silence_request`, `ids_request`) and is sent each on
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Generator, Iterator
+from typing import TYPE_CHECKING
 
 from torch import Tensor
 
@@ -37,9 +38,9 @@ class IdleContext:
     unit: int  # the unit about to be decoded; its `<unit>` marker is in the cache
     protocol: DuplexProtocol
     cache: KVCache  # the session's; forwards append to it, so run them inside `fork`
-    silence_request: Callable[[], "ForwardRequest"]  # the silence hypothesis (+ what closes audio), as a forward
-    ids_request: Callable[[list[int], SlotKind], "ForwardRequest"]  # ids of one ledger kind, as a forward
-    run: Callable[["ForwardRequest"], Tensor]  # a request on the session's own engine -> logits (1 + n, V)
+    silence_request: Callable[[], ForwardRequest]  # the silence hypothesis (+ what closes audio), as a forward
+    ids_request: Callable[[list[int], SlotKind], ForwardRequest]  # ids of one ledger kind, as a forward
+    run: Callable[[ForwardRequest], Tensor]  # a request on the session's own engine -> logits (1 + n, V)
     seconds: Callable[[], float]  # seconds of idle work so far (the clock's, of the forwards run through it)
 
     def forward_silence(self) -> Tensor:
@@ -64,7 +65,7 @@ class IdleContext:
             self.cache.restore(snap)
 
 
-def run_steps(steps: Generator["ForwardRequest", Tensor, object], run: Callable[["ForwardRequest"], Tensor]):
+def run_steps(steps: Generator[ForwardRequest, Tensor, object], run: Callable[[ForwardRequest], Tensor]):
     """Run a generator of forward requests, sending each request's logits from `run`; return what it returns."""
     logits = None
     while True:

@@ -108,7 +108,7 @@ class SpeculativeListening(Decoder):
         margins: position i of `main` -> (top-2 logit margin there, the runner-up token); the fork's
         cache holds `main` when this is called."""
         return []
-        yield  # noqa: unreachable; makes this a generator
+        yield  # unreachable: makes this a generator
 
     # ------------------------------------------------------------ post-audio
     def propose(self, history: list[int], max_len: int) -> Draft | None:
