@@ -182,7 +182,7 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
                 if slot.steps is None and slot.idle is None and slot.session.prepared is None:
                     _start_idle(slot, timer)
         flying = [s for _, s in active if s.steps is not None]
-        idling = [s for _, s in active if s.idle is not None]
+        idling = sorted((s for _, s in active if s.idle is not None), key=_Slot.arrival)  # nearest deadline first
         if flying or idling:
             logits = _round(engine, [s.session.engine for s in flying + idling],
                             [s.request for s in flying] + [s.idle_request for s in idling], len(flying), batch_from)
