@@ -4,6 +4,7 @@ the CLI's last line is JSON, and the default-profile lookup fails with a clear m
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import torch
@@ -12,7 +13,7 @@ from ticktock.bench import profiles
 from ticktock.bench.calibrate import Grid, build_model, calibrate, random_model, summarize, write_profile
 from ticktock.commands.calibrate import main as calibrate_main
 from ticktock.model import preset
-from ticktock.session.clock import CostModelClock
+from ticktock.session.clock import CostModelClock, WallClock
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,15 @@ def test_profile_loads_into_cost_clock(profile, tmp_path):
         assert clock.cost(512, ctx) > clock.cost(1, ctx) > 0
         assert clock.cost(1, ctx) <= clock.cost(256, ctx) <= clock.cost(512, ctx)  # interpolation stays between
     assert clock.encoder_seconds(0.0) == pytest.approx(profile["encoder_ms"] / 1000)
+    ran = []
+    out, seconds = clock.time_encoder(lambda: ran.append(1) or "emb")
+    assert (out, ran) == ("emb", [1]) and seconds == pytest.approx(profile["encoder_ms"] / 1000)  # the profile's, once
     assert json.loads(path.read_text()) == profile
+
+
+def test_the_wall_clock_times_the_audio_front_it_runs():
+    out, seconds = WallClock("cpu").time_encoder(lambda: time.sleep(0.02) or "emb")
+    assert out == "emb" and 0.02 <= seconds < 1.0
 
 
 def test_summary(profile):
