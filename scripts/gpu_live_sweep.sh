@@ -4,6 +4,8 @@
 #   scripts/gpu_live_sweep.sh WORK setup                      the bf16 expansion (WORK/tt8b) and the live suite
 #   scripts/gpu_live_sweep.sh WORK run NAME MODE NS SECONDS   bench --live MODE --sessions NS (e.g. 1,4,8) with each
 #                                                             session's first SECONDS of audio -> WORK/NAME/
+#   scripts/gpu_live_sweep.sh WORK rounds N SECONDS           where a live round's time goes at N sessions: its
+#                                                             forwards vs host work (-> WORK/rounds-N.log)
 #   scripts/gpu_live_sweep.sh WORK check                      every GPU test (-> WORK/gpu_tests.log) and the cost of a
 #                                                             round of B sessions batched vs one by one (-> WORK/check.log)
 set -euo pipefail
@@ -27,5 +29,9 @@ case $step in
       python3 experiments/probes/sdpa_shape_churn.py
       python3 experiments/probes/batched_round_cost.py --model "$model" --device cuda --dtype bfloat16 --engine fast \
         --resident 1024; } 2>&1 | grep -v WARNING | tee "$work/check.log" ;;
+  rounds)
+    n=${3:?sessions}; seconds=${4:?seconds}
+    python3 experiments/probes/live_round_cost.py --model "$model" --device cuda --dtype bfloat16 --engine fast \
+      --sessions "$n" --seconds "$seconds" 2>&1 | grep -v WARNING | tee "$work/rounds-$n.log" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
