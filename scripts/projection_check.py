@@ -12,18 +12,15 @@ forwards alone (ℓ less the audio front's time), for speak / tool / all units.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 from pathlib import Path
 
+from merge_bench import read_units  # scripts/ is on the path of a script run from it
 
-def read_units(folder: Path) -> dict[tuple[str, str, int], dict]:
-    plain, packed = folder / "units.jsonl", folder / "units.jsonl.gz"
-    opener = (lambda: open(plain)) if plain.exists() else (lambda: gzip.open(packed, "rt"))
-    with opener() as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    return {(r["decoder"], r["session"], r["unit"]): r for r in rows}
+
+def units_by_key(folder: Path) -> dict[tuple[str, str, int], dict]:
+    return {(r["decoder"], r["session"], r["unit"]): r for r in read_units(folder)}
 
 
 def forwards_ms(r: dict) -> float:
@@ -56,7 +53,7 @@ def main() -> None:
     ap.add_argument("cost", type=Path)
     ap.add_argument("--json", action="store_true", help="print the comparison as one JSON line")
     args = ap.parse_args()
-    wall, cost = read_units(args.wall), read_units(args.cost)
+    wall, cost = units_by_key(args.wall), units_by_key(args.cost)
     res = compare(wall, cost)
     if args.json:
         print(json.dumps(res))

@@ -34,10 +34,9 @@ class AudioFrontEnd:
 
     def reset(self) -> None:
         self.tail = np.zeros(CONTEXT_SAMPLES, dtype=np.float32)
-        if self.graphed is not None:
-            sil = self.graphed.mel(self.tail, self.silence)
-        else:
-            sil = chunk_log_mel(self.silence, self.tail)
+        # with the graphed front the mel context lives on its device, computed there by the same kernels
+        silence = torch.from_numpy(self.silence).to(self.model.device) if self.graphed is not None else self.silence
+        sil = chunk_log_mel(silence, self.tail)
         self.mel_ctx = sil.repeat(self.n_ctx // sil.shape[0], 1)  # (C*F, n_mels)
 
     def _embed(self, chunk: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

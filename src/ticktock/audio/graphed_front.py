@@ -52,23 +52,14 @@ class GraphedAudioFront:
         return self.model.audio(mel[None].to(dt), self.context[None].to(dt))[0], mel
 
     @torch.no_grad()
-    def mel(self, tail: np.ndarray, chunk: np.ndarray) -> torch.Tensor:
-        """The chunk's log-mel alone (F, n_mels) on the device, by the graph's kernels run eagerly."""
-        return log_mel(self._signal(tail, chunk).to(self.samples.device))
-
-    @torch.no_grad()
     def __call__(self, tail: np.ndarray, chunk: np.ndarray, context: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        self.samples.copy_(self._signal(tail, chunk))
+        self.samples.copy_(torch.from_numpy(np.concatenate([tail[-CONTEXT_SAMPLES:], chunk]).astype(np.float64)))
         self.context.copy_(context)
         if self.graph is None:
             return self._run()
         self.graph.replay()
         return self.emb.clone(), self.mel.clone()
-
-    @staticmethod
-    def _signal(tail: np.ndarray, chunk: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.concatenate([tail[-CONTEXT_SAMPLES:], chunk]).astype(np.float64))
 
 
 _SHARED: weakref.WeakKeyDictionary[DuplexLM, dict[tuple, GraphedAudioFront]] = weakref.WeakKeyDictionary()

@@ -43,7 +43,7 @@ from ..engine import BatchedEngine, ForwardRequest
 from ..engine.session_graphs import shared_session_graphs
 from ..scenarios.world import tool_result
 from ..session import DuplexSession, UnitResult
-from ..session.session import UnitSteps
+from ..session.session import UnitSteps, forward_on
 from ..session.timeline import LiveTimeline
 
 MODES = ("serial", "batched")
@@ -239,8 +239,7 @@ def _round(engine: BatchedEngine, engines: list, requests: list[ForwardRequest],
             out[k] = z
     for k in rest:
         if out[k] is None:
-            r = requests[k]
-            out[k] = engines[k].forward(r.linear, r.unit, r.draft, r.draft_kinds)
+            out[k] = forward_on(engines[k])(requests[k])
     return out
 
 

@@ -24,9 +24,19 @@ class Clock:
 
     def time_encoder(self, run: Callable[[], Any]) -> tuple[Any, float]:
         """The audio front's work on one chunk: its output and its seconds (`encoder_seconds` of the measured)."""
+        out, seconds = self._timed(run)
+        return out, self.encoder_seconds(seconds)
+
+    def _timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
+        """Seconds from an idle device to the end of `run`'s device work (what was queued before is not its)."""
+        self._sync()
         t0 = time.perf_counter()
         out = run()
-        return out, self.encoder_seconds(time.perf_counter() - t0)
+        self._sync()
+        return out, time.perf_counter() - t0
+
+    def _sync(self) -> None:
+        """Wait for the device (a CPU has nothing queued)."""
 
     def encoder_seconds(self, measured: float) -> float:
         return measured
@@ -42,20 +52,8 @@ class WallClock(Clock):
         if self.cuda:
             torch.cuda.synchronize()
 
-    def _timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
-        """Seconds from an idle device to the end of `run`'s device work (what was queued before is not its)."""
-        self._sync()
-        t0 = time.perf_counter()
-        out = run()
-        self._sync()
-        return out, time.perf_counter() - t0
-
     def time_forward(self, run, new_tokens, context):
         return self._timed(run)
-
-    def time_encoder(self, run):
-        out, seconds = self._timed(run)
-        return out, self.encoder_seconds(seconds)
 
 
 def _interp(xs: list[float], ys: list[float], x: float) -> float:
