@@ -5,7 +5,7 @@
 # steps: check    every GPU test (fast engine == eager, sessions on the fast engine, the graphed audio front)
 #        expand   the minicpm-o-4.5-lm expansion in bf16 (WORK/tt8b) and its calibrated profile
 #        main     ar + sl over the stratified sample of the full suite (SAMPLE sessions, default 240), in PARTS
-#                 pieces (default 3)
+#                 pieces (default 2; ONLY_PART=k runs only piece k)
 #        base     pld, tr, lookahead, sl-silence, sl-runnerup (and ar again) on the same sessions
 #        profile  the expansion's calibrated forward-time profile (for the cost-clock projection)
 #        fp32     ar + sl in fp32 on 20 of the sessions (token identity)
@@ -18,14 +18,14 @@ mkdir -p "$work" runs
 model=$work/tt8b; sample=${SAMPLE:-240}; parts=${PARTS:-2}
 common=(--suite full --sample "$sample" --clock wall --device cuda --engine fast --model "$model" --no-plots --json)
 bench() { name=$1; shift
-  for k in $(seq 1 "$parts"); do
+  for k in ${ONLY_PART:-$(seq 1 "$parts")}; do
     out=$work/$name-p$k; [ -f "$out/summary.json" ] && continue
     echo "$(date +%T) $name part $k/$parts" >&2
     python3 -m ticktock.cli bench "${common[@]}" --part "$k/$parts" --out "$out" "$@" 2>"$out.log" | tail -1 | tee -a "$work/$name.jsonl"
   done; }
 for step in "$@"; do
   case $step in
-    check) python3 -m pytest -q -p no:cacheprovider -m gpu tests >"$work/gpu_tests.log" 2>&1 || true; tail -3 "$work/gpu_tests.log" ;;
+    check) timeout "${CHECK_LIMIT:-300}" python3 -m pytest -q -p no:cacheprovider -m gpu tests >"$work/gpu_tests.log" 2>&1 || true; tail -3 "$work/gpu_tests.log" ;;
     expand) [ -f "$model/config.json" ] || python3 -m ticktock.cli model expand --shape minicpm-o-4.5-lm --out "$model" \
               --device cuda --dtype bfloat16
             ;;
