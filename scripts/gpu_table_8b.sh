@@ -10,7 +10,7 @@
 #        profile  the expansion's calibrated forward-time profile (for the cost-clock projection)
 #        fp32     ar + sl in fp32 on 20 of the sessions (token identity)
 #        n4 / t1  ar + sl with 4 sessions sharing the GPU / at temperature 1
-#        memory   none vs a2t on 3 long sessions
+#        memory   none vs a2t on MEMORY_N (default 3) long sessions
 set -euo pipefail
 work=${1:?work dir}; shift
 source scripts/gpu_env.sh
@@ -37,7 +37,7 @@ for step in "$@"; do
     fp32) parts=1 bench fp32 --decoders sl --dtype float32 --part 1/12 ;;  # the first 20 of the sample
     n4) bench n4 --decoders sl --dtype bfloat16 --sessions 4 ;;
     t1) bench t1 --decoders sl --dtype bfloat16 --temperature 1 ;;
-    memory) python3 -m ticktock.cli memory --suite long --n 3 --policies none,a2t --clock wall --device cuda \
+    memory) python3 -m ticktock.cli memory --suite long --n "${MEMORY_N:-3}" --policies none,a2t --clock wall --device cuda \
               --engine fast --dtype bfloat16 --model "$model" --decoder sl --no-cascade --json 2>"$work/memory.log" \
               | tail -1 | tee "$work/memory.json" ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
