@@ -5,8 +5,9 @@
 BF16_RUN and FP32_RUN are `ticktock bench` results folders (units.jsonl[.gz]; both hold `ar`) over
 overlapping sessions. bf16 noise: on the units `ar` committed identically in both dtypes, how far the
 top-2 margin of each token moved between them (max |Δ|). Then, per decoder in BF16_RUN, the share of
-units token-identical to bf16 `ar`, and for each differing unit the margin (in `ar`'s run) at the first
-token where they part: a difference is explained when that margin is below the noise.
+units token-identical to bf16 `ar`, and for each session's first differing unit the margin (in `ar`'s run)
+at the first token where they part: a parting is explained when that margin is below the noise. Later
+units of a parted session are counted apart (their history differs, so their tokens may too).
 """
 
 from __future__ import annotations
@@ -46,26 +47,34 @@ def first_difference(a: list[int], b: list[int]) -> int:
 
 
 def agreement(runs: dict, noise: float) -> dict[str, dict]:
+    """Per decoder: units identical to `ar`; of the differing ones, those where the session first parts from `ar`
+    (judged by `ar`'s margin at the first differing token) and those after it (their history already differs)."""
     ref, out = runs["ar"], {}
     for dec, units in runs.items():
         if dec == "ar":
             continue
-        same = differ = explained = 0
+        same = differ = explained = after = 0
         worst = 0.0
-        for key, u in units.items():
-            r = ref.get(key)
+        parted: set[str] = set()
+        for key in sorted(units):  # (session, unit): a session's units in order
+            u, r = units[key], ref.get(key)
             if r is None:
                 continue
             if u["tokens"] == r["tokens"]:
                 same += 1
                 continue
             differ += 1
+            if key[0] in parted:
+                after += 1
+                continue
+            parted.add(key[0])
             i = first_difference(u["tokens"], r["tokens"])
             margin = r["margins"][i] if i < len(r["margins"]) else float("inf")
             worst = max(worst, margin)
             explained += margin < noise
         out[dec] = {"units": same + differ, "identical": round(same / max(1, same + differ), 5),
-                    "differing": differ, "differing_at_near_tie": explained, "max_margin_at_difference": worst}
+                    "differing": differ, "sessions_parting": len(parted), "parting_at_near_tie": explained,
+                    "differing_after_parting": after, "max_margin_where_parting": worst}
     return out
 
 
@@ -83,9 +92,10 @@ def main() -> None:
         print(f"bf16 noise (max |Δ top-2 margin|, {n} tokens): {noise:.4f}")
         for dtype in ("bf16", "fp32"):
             for dec, m in res[dtype].items():
-                print(f"{dtype} {dec}: {m['identical']:.2%} of {m['units']} units identical to ar; "
-                      f"{m['differing']} differ, {m['differing_at_near_tie']} at a near-tie "
-                      f"(max margin there {m['max_margin_at_difference']:.4f})")
+                print(f"{dtype} {dec}: {m['identical']:.2%} of {m['units']} units identical to ar; {m['differing']} "
+                      f"differ: {m['sessions_parting']} sessions part from ar, {m['parting_at_near_tie']} of them at "
+                      f"a near-tie (max margin there {m['max_margin_where_parting']:.4f}), "
+                      f"{m['differing_after_parting']} units after a session parted")
     print(json.dumps(res))
 
 

@@ -14,7 +14,7 @@ import torch
 
 from ticktock.decoding.draft import Draft
 from ticktock.engine import Engine, Segment
-from ticktock.engine.fast import BUCKETS, FastEngine, length_bucket, query_bucket
+from ticktock.engine.fast import BUCKETS, FastEngine, length_bucket, make_kernels, query_bucket
 from ticktock.model import DuplexLM, preset
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -93,6 +93,11 @@ def seg(ids: torch.Tensor, kind: int = 4) -> Segment:
 
 @pytest.fixture(params=SETUPS)
 def pair(request):
+    if request.param[0] == "cuda":
+        # one process compiles the same kernels for every setup; each setup starts from none, as a session's process
+        # does (else the setups' dtypes and shapes together pass dynamo's recompile limit, which fullgraph makes fatal)
+        torch._dynamo.reset()
+        make_kernels.cache_clear()
     return Pair(*request.param)
 
 
