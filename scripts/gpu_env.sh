@@ -1,11 +1,16 @@
-# Source me on a GPU machine without package access: espeak-ng from .gpu-espeak/, wheels from .whl/, festival
+# Source me on a GPU machine without package access: espeak-ng from .gpu-espeak/, wheels from .whl/ and .whl-bench/
+# (scripts/prepare_wheels.sh), festival
 # and the augmentation's needs from .gpu-festival/ and .gpu-augment/ where present,
 # the package from src/ (see scripts/gpu_train_tiny.sh for how to prepare both folders).
 mkdir -p /tmp/esp && for f in .gpu-espeak/*.deb; do dpkg -x "$f" /tmp/esp; done
 cp .gpu-espeak/libpcaudio.so.0 /tmp/esp/usr/lib/x86_64-linux-gnu/
 export LD_LIBRARY_PATH=/tmp/esp/usr/lib/x86_64-linux-gnu
 export TICKTOCK_ESPEAK=/tmp/esp/usr/bin/espeak-ng TICKTOCK_ESPEAK_DATA=/tmp/esp/usr/lib/x86_64-linux-gnu
-if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl; fi
+for w in .whl .whl-bench; do  # once per machine: a warm one keeps /tmp/site
+  if [ -d $w ] && [ ! -f /tmp/site/.from$w ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site $w/*.whl && touch /tmp/site/.from$w
+  fi
+done
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 # festival (`train base --config retrain`) from .gpu-festival/ (scripts/prepare_festival.sh): its libraries
 # only on festival's own path (they include stand-ins for ALSA and PulseAudio), through a wrapper
@@ -19,7 +24,10 @@ fi
 # the augmentation chain from .gpu-augment/ (scripts/prepare_augment.sh): the room bank, pyworld built here
 if [ -d .gpu-augment ]; then
   export TICKTOCK_ROOMS=$PWD/.gpu-augment/rooms.npz
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-augment/cython-*.whl
-  PYTHONPATH=/tmp/site python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site \
-    .gpu-augment/pyworld-*.tar.gz || echo "pyworld did not build here: data multi-engine will stop" >&2
+  { ls .gpu-augment/pyworld-*.whl >/dev/null 2>&1 &&
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-augment/pyworld-*.whl &&
+      python3 -c "import pyworld" 2>/dev/null; } || {
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-augment/cython-*.whl
+    PYTHONPATH=/tmp/site python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site \
+      .gpu-augment/pyworld-*.tar.gz || echo "pyworld did not build here: data multi-engine will stop" >&2; }
 fi

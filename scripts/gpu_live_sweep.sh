@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Many live sessions on one GPU, in real time: the 8B-cost expansion of ticktock-tiny, ar and sl, N sessions at once
-# (docs/scaling.md). On a GPU machine without package access (carry .gpu-espeak/ and .whl/; see scripts/gpu_env.sh).
+# (docs/scaling.md). On a GPU machine without package access (carry .gpu-espeak/, .whl/ and .whl-bench/; see scripts/gpu_env.sh).
 #   scripts/gpu_live_sweep.sh WORK setup                      the bf16 expansion (WORK/tt8b) and the live suite
 #   scripts/gpu_live_sweep.sh WORK run NAME MODE NS SECONDS   bench --live MODE --sessions NS (e.g. 1,4,8) with each
 #                                                             session's first SECONDS of audio -> WORK/NAME/

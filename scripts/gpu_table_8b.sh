@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The paper's table on one GPU, wall clock, on the 8B-cost expansion of ticktock-tiny (issue: real GPU sessions).
-# On a GPU machine without package access (carry .gpu-espeak/ and .whl/; see scripts/gpu_env.sh). Usage:
+# On a GPU machine without package access (carry .gpu-espeak/, .whl/ and .whl-bench/; see scripts/gpu_env.sh). Usage:
 #   scripts/gpu_table_8b.sh WORK STEP...      (results under WORK/, one folder per step; rerun a step to resume)
 # steps: check    every GPU test (fast engine == eager, sessions on the fast engine, the graphed audio front)
 #        expand   the minicpm-o-4.5-lm expansion in bf16 (WORK/tt8b) and its calibrated profile

@@ -2,7 +2,9 @@
 # What the augmentation chain needs on a GPU machine without package access (`train base --config retrain`):
 # the room bank (simulated here with pyroomacoustics, which needs scipy: neither travels) and pyworld's source
 # with a pure-Python Cython to build it there (pyworld publishes no Linux wheels; gpu_env.sh builds it when the
-# machine has a compiler, and `train base` stops at once, saying so, when it cannot import it). Usage:
+# machine has a compiler, and `train base` stops at once, saying so, when it cannot import it), and a wheel of it
+# built here for the GPU machine's Python 3.12 where this machine has one (PYTHON312, default `python3.12`), which
+# gpu_env.sh tries first. Usage:
 #   scripts/prepare_augment.sh .gpu-augment
 set -euo pipefail
 dest=${1:?destination folder}
@@ -11,4 +13,8 @@ TICKTOCK_ROOMS="$dest/rooms.npz" python -c "from ticktock.scenarios.rooms import
 python -m pip download -q --no-deps --no-binary=:all: --no-build-isolation -d "$dest" "pyworld==0.3.5"
 python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform any -d "$dest" "cython>=3,<3.3" || \
   python -m pip download -q --no-deps -d "$dest" --no-binary=:none: "cython>=3,<3.3"
+py312=${PYTHON312:-python3.12}
+if command -v "$py312" >/dev/null; then
+  "$py312" -m pip wheel -q --no-deps -w "$dest" "$dest"/pyworld-*.tar.gz || echo "no pyworld wheel: built there instead" >&2
+fi
 du -sh "$dest"

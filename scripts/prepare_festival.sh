@@ -2,13 +2,15 @@
 # Fetch festival and its voices as Debian packages for a GPU machine without package access (scripts/gpu_env.sh
 # unpacks them with dpkg -x, as it does espeak-ng). Usage, from the project root:
 #   scripts/prepare_festival.sh .gpu-festival [train|heldout]
-# train: festival's training voices that fit the 64 MiB a run may carry (Catalan ona, an HTS voice, and Finnish
-# mv, a diphone voice; scenarios/voices.py lists all of them); heldout: the kdl voice of `heldout-festival-kdl`.
+# train: festival's training voices that fit the 64 MiB a run may carry once the shipped side channel's weights are
+# left out of it (scripts/device_slim.sh): Catalan ona (an HTS voice), Finnish mv and Italian pc and lp (diphone
+# voices); scenarios/voices.py lists all of them; heldout: the kdl voice of `heldout-festival-kdl`.
 # ARCTIC-based voices and flite are never fetched: they never enter training. The folder is ignored by git.
 set -euo pipefail
 dest=${1:?destination folder}; set=${2:-train}
 case $set in
-  train) voices="festival-ca festvox-ca-ona-hts festvox-suopuhe-common festvox-suopuhe-mv" ;;
+  train) voices="festival-ca festvox-ca-ona-hts festvox-suopuhe-common festvox-suopuhe-mv festlex-ifd festvox-italp16k
+         festvox-itapc16k" ;;
   heldout) voices="festvox-kdlpc16k" ;;
   *) echo "unknown voice set $set (train|heldout)" >&2; exit 2 ;;
 esac
