@@ -6,7 +6,8 @@
 #        expand   the minicpm-o-4.5-lm expansion in bf16 (WORK/tt8b) and its calibrated profile
 #        main     ar + sl over the stratified sample of the full suite (SAMPLE sessions, default 240), in PARTS
 #                 pieces (default 2; ONLY_PART=k runs only piece k)
-#        base     pld, tr, lookahead, sl-silence, sl-runnerup (and ar again) on the same sessions
+#        base     pld, tr, lookahead, sl-silence, sl-runnerup (and ar again) on the sample (SAMPLE=60 PARTS=1
+#                 fits one device call)
 #        profile  the expansion's calibrated forward-time profile (for the cost-clock projection)
 #        fp32     ar + sl in fp32 on 20 of the sessions (token identity)
 #        n4 / t1  ar + sl with 4 sessions sharing the GPU / at temperature 1
@@ -18,6 +19,7 @@ mkdir -p "$work" runs
 model=$work/tt8b; sample=${SAMPLE:-240}; parts=${PARTS:-2}
 common=(--suite full --sample "$sample" --clock wall --device cuda --engine fast --model "$model" --no-plots --json)
 bench() { name=$1; shift
+  python3 -m ticktock.cli data make --suite full --workers 16 >/dev/null 2>&1  # rendered once, in parallel
   for k in ${ONLY_PART:-$(seq 1 "$parts")}; do
     out=$work/$name-p$k; [ -f "$out/summary.json" ] && continue
     echo "$(date +%T) $name part $k/$parts" >&2
@@ -31,10 +33,9 @@ for step in "$@"; do
             ;;
     profile) python3 -m ticktock.cli calibrate --model "$model" --device cuda --fast --out "$work/h200-tt8b-bf16.json" \
               --json 2>"$work/calibrate.log" | tail -1 ;;
-    main) python3 -m ticktock.cli data make --suite full --workers 16 >/dev/null 2>&1
-          bench main --decoders sl --dtype bfloat16 ;;
+    main) bench main --decoders sl --dtype bfloat16 ;;
     base) bench base --decoders pld,tr,lookahead,sl-silence,sl-runnerup --dtype bfloat16 ;;
-    fp32) parts=1 bench fp32 --decoders sl --dtype float32 --part 1/12 ;;  # the first 20 of the sample
+    fp32) ONLY_PART=1 parts=1 bench fp32 --decoders sl --dtype float32 --part 1/12 ;;  # the first 20 of the sample
     n4) bench n4 --decoders sl --dtype bfloat16 --sessions 4 ;;
     t1) bench t1 --decoders sl --dtype bfloat16 --temperature 1 ;;
     memory) python3 -m ticktock.cli memory --suite long --n "${MEMORY_N:-3}" --policies none,a2t --clock wall --device cuda \
