@@ -115,6 +115,19 @@ def test_padded_ids_are_never_produced(source, narrow, example):
     assert all(t < 2100 for r in res for t in r.tokens)
 
 
+def test_logits_read_only_the_tokenizer_rows(narrow):
+    """The head's real rows give the full head's logits; padding columns are -inf and get no gradient."""
+    lm = copy.deepcopy(narrow).lm
+    hidden = torch.randn(3, lm.lm_head.weight.shape[1], requires_grad=True)
+    full = lm.lm_head(hidden).float()
+    z = lm.logits(hidden)
+    assert z.shape == full.shape and torch.isinf(z[:, 2100:]).all()
+    torch.testing.assert_close(z[:, :2100], full[:, :2100], rtol=1e-5, atol=1e-5)
+    z[:, :2100].logsumexp(-1).sum().backward()
+    g = lm.lm_head.weight.grad
+    assert g[:2100].abs().sum() > 0 and (g[2100:] == 0).all()
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(num_hidden_layers=4), "num_hidden_layers 4 <"),
     (dict(hidden_size=256, num_attention_heads=2, num_key_value_heads=2), "hidden_size 256 <"),
