@@ -78,6 +78,11 @@ class Engine:
     def _forward(self, req: ForwardRequest) -> torch.Tensor:
         return eager_forward(self.model, self.cache, req)
 
+    def upkeep(self, budget: float) -> float:
+        """Idle-time work of the engine itself, within `budget` seconds (a session's listening slack, before its
+        decoder's). Returns the seconds it took. The eager engine has none."""
+        return 0.0
+
     def reset(self) -> None:
         self.cache.reset()
         self.records.clear()

@@ -41,6 +41,7 @@ first fast forward; call `refresh()` after changing the model's weights. A decod
 from __future__ import annotations
 
 import functools
+import time
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from ..model.transformer import masked_attention, rope_cos_sin
 from ..model.duplex import DuplexLM
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
+AHEAD_SLOTS = 256  # `upkeep` captures the graphs of forwards starting up to this far past the resident length
 MODES = ("auto", "eager", "static", "graph")
 ATTENTION = ("auto", "sdpa", "matmul")
 
@@ -180,6 +182,7 @@ class FastEngine(Engine):
         self.graphs: dict[tuple[int, int], tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
         self.fast_forwards = 0  # forwards that took the static path (for tests and reports)
         self.blocks: list[PackedBlock] | None = None
+        self.capture_seconds = 0.0  # what the last `upkeep` capture took: the next one waits for that much slack
 
     # ------------------------------------------------------------ which path
     @property
@@ -390,6 +393,41 @@ class FastEngine(Engine):
     def _capture_one(self, tb: int, lb: int, attention: str, warmups: int = 2
                      ) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
         return capture_graph(lambda: self._static(tb, lb, attention), self._pool, self.model.device, warmups)
+
+    @torch.no_grad()
+    def upkeep(self, budget: float) -> float:
+        """Capture, in idle time, the nearest graph the coming forwards will need and nobody captured yet.
+
+        A pool's engine is warmed up to a few thousand resident slots; a long session without eviction grows past
+        them, and a capture inside a unit costs it a second at 7B. One graph per call, when the last capture's
+        time fits `budget` seconds. Returns the seconds spent (0 when nothing was missing or it did not fit).
+        """
+        if not self.uses_graphs:
+            return 0.0
+        need = self.missing_ahead()
+        if not need or budget < self.capture_seconds:
+            return 0.0
+        t0 = time.perf_counter()
+        context, tb = need[0]
+        self.warmup([context], [tb])
+        if self.model.device.type == "cuda":
+            torch.cuda.synchronize(self.model.device)
+        self.capture_seconds = time.perf_counter() - t0
+        return self.capture_seconds
+
+    def missing_ahead(self, ahead: int = AHEAD_SLOTS) -> list[tuple[int, int]]:
+        """(context, query bucket) of the forwards starting within `ahead` slots of the resident length whose
+        graph is not captured, nearest first (one per graph)."""
+        length, cap = self.cache.length, self.cache.max_slots
+        contexts = sorted({length, *range(length - length % 64 + 64, length + ahead + 1, 64)})
+        out, seen = [], set(self.graphs)
+        for c in contexts:
+            for tb in self.buckets:
+                key = (tb, length_bucket(c + tb, cap))
+                if c + tb <= cap and key not in seen:
+                    seen.add(key)
+                    out.append((c, tb))
+        return out
 
     @torch.no_grad()
     def warmup(self, contexts: Iterable[int], buckets: Iterable[int] | None = None) -> int:

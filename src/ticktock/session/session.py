@@ -122,7 +122,8 @@ class DuplexSession:
 
     # ------------------------------------------------------------ idle work
     def prepare(self, window: float | None = None) -> None:
-        """Idle work for the next unit, before its audio arrives: prefill, then the decoder's (`Decoder.prepare`).
+        """Idle work for the next unit, before its audio arrives: prefill, the engine's (`Engine.upkeep`: a graph
+        engine captures graphs it will soon need), then the decoder's (`Decoder.prepare`).
 
         window: idle seconds available (default: from the replay timeline).
         """
@@ -140,6 +141,7 @@ class DuplexSession:
         n0 = len(self.engine.records)
         yield ForwardRequest(self._opening(), self.index)
         used = sum(r.seconds for r in self.engine.records[n0:])  # a trailing segment + this prefill
+        used += self.engine.upkeep(max(0.0, window - used))
         used += yield from self.decoder.prepare_steps(self._idle_context(seconds), max(0.0, window - used))
         self.prepared = (used, len(self.engine.records) - n0)
 
