@@ -55,6 +55,7 @@ def test_upkeep_captures_the_nearest_missing_graph_and_leaves_the_cache_alone():
     prefill(eng, 100)
     k, v, length, ledger = eng.cache.k.clone(), eng.cache.v.clone(), eng.cache.length, eng.cache.next_pos
     assert eng.missing_ahead()[0] == (100, 1)
+    assert eng.upkeep(0.0) == 0.0 and eng.captured == []  # no slack, no capture
     spent = eng.upkeep(1.0)
     assert eng.captured == [(1, length_bucket(101, 1024))] and spent > 0 and eng.capture_seconds == spent
     assert torch.equal(eng.cache.k, k) and torch.equal(eng.cache.v, v)

@@ -405,7 +405,7 @@ class FastEngine(Engine):
         if not self.uses_graphs:
             return 0.0
         need = self.missing_ahead()
-        if not need or budget < self.capture_seconds:
+        if not need or budget <= 0.0 or budget < self.capture_seconds:
             return 0.0
         t0 = time.perf_counter()
         context, tb = need[0]
