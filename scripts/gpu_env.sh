@@ -24,6 +24,8 @@ fi
 # the augmentation chain from .gpu-augment/ (scripts/prepare_augment.sh): the room bank, pyworld built here
 if [ -d .gpu-augment ]; then
   export TICKTOCK_ROOMS=$PWD/.gpu-augment/rooms.npz
+  python3 -c "import pkg_resources" 2>/dev/null ||  # pyworld imports it
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-augment/setuptools-*.whl
   { ls .gpu-augment/pyworld-*.whl >/dev/null 2>&1 &&
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-augment/pyworld-*.whl &&
       python3 -c "import pyworld" 2>/dev/null; } || {

@@ -13,6 +13,8 @@ TICKTOCK_ROOMS="$dest/rooms.npz" python -c "from ticktock.scenarios.rooms import
 python -m pip download -q --no-deps --no-binary=:all: --no-build-isolation -d "$dest" "pyworld==0.3.5"
 python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform any -d "$dest" "cython>=3,<3.3" || \
   python -m pip download -q --no-deps -d "$dest" --no-binary=:none: "cython>=3,<3.3"
+# pyworld's __init__ imports pkg_resources, which a Python 3.12 venv need not have: setuptools (< 81 still ships it)
+python -m pip download -q --no-deps --only-binary=:all: -d "$dest" "setuptools<81"
 py312=${PYTHON312:-python3.12}
 if command -v "$py312" >/dev/null; then
   "$py312" -m pip wheel -q --no-deps -w "$dest" "$dest"/pyworld-*.tar.gz || echo "no pyworld wheel: built there instead" >&2
