@@ -24,6 +24,7 @@ bench() { name=$1; shift
     out=$work/$name-p$k; [ -f "$out/summary.json" ] && continue
     echo "$(date +%T) $name part $k/$parts" >&2
     python3 -m ticktock.cli bench "${common[@]}" --part "$k/$parts" --out "$out" "$@" 2>"$out.log" | tail -1 | tee -a "$work/$name.jsonl"
+    gzip -kf "$out/units.jsonl"  # what comes back from the machine: a few MB plain is too much for one file
   done; }
 for step in "$@"; do
   case $step in
