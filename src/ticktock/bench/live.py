@@ -17,10 +17,13 @@ order of priority:
    but is never under its share Δ/N — so one session's drafting delays another's chunk by at most about
    that share.
    batched: every session between units starts its idle work at once (`DuplexSession.prepare_steps`), in a
-   window that ends at its own arrival, read on the clock; its forwards join the rounds. A round with chunk
-   work takes idle forwards only where they fit the same session-graph replay (chunk work first); a round
-   without runs them all. A session's chunk starts its unit once its idle work has ended (drafting stops at
-   the first forward past the arrival).
+   window that ends a round (its recent time) before its own arrival, read on the clock; its forwards join
+   the rounds. Idle work takes free time only, so that a loaded device brings `sl` down to `ar`, not below:
+   a round with chunk work takes idle forwards only where they fit the same session-graph replay (chunk
+   work first); a round of idle work alone takes one replay's worth, nearest arrival first (`IDLE_ROWS`
+   rows without graphs), and waits if it would still run when the next chunk comes. A session's chunk
+   starts its unit once its idle work has ended (drafting stops at the first forward past the window);
+   idle work whose chunk has come runs in the next round whatever else is in it, as chunk work does.
 3. otherwise: wait for the next arrival.
 
 A unit's ℓ runs from ready = max(its arrival, its previous unit's end) to its end on the clock, so it
@@ -40,7 +43,7 @@ import numpy as np
 import torch
 
 from ..engine import BatchedEngine, ForwardRequest
-from ..engine.session_graphs import shared_session_graphs
+from ..engine.session_graphs import MAX_ROWS, shared_session_graphs
 from ..scenarios.world import tool_result
 from ..session import DuplexSession, UnitResult
 from ..session.session import UnitSteps, forward_on
@@ -52,6 +55,10 @@ MODES = ("serial", "batched")
 # graph-replayed forwards do for a 7B-class model when it was set; experiments/probes/batched_round_cost.py
 # measures the crossing on a device (docs/scaling.md).
 BATCH_FROM = 8
+# The rows of a round of idle work alone without a session-graph replay (that replay's largest bucket): a chunk
+# arriving meanwhile waits for one forward of this size, not for every session's drafting at once.
+IDLE_ROWS = MAX_ROWS
+ROUND_EMA = 0.1  # the weight of the last round in the running round time that idle windows leave free
 
 
 class RealTimer:
@@ -131,7 +138,7 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
     slots = [_Slot(s, list(c), t0 + i * delta / len(live), LiveTimeline(delta)) for i, (s, c) in
              enumerate(zip(live, chunks))]
     injected: list[dict[int, str]] = [{} for _ in live]
-    engine = None
+    engine, round_s = None, 0.0  # round_s: a round's recent wall time (batched)
     if batched:
         model = live[0].model
         graphs = model.device.type == "cuda" if session_graphs is None else session_graphs
@@ -180,12 +187,20 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
         if engine is not None:
             for _, slot in active:
                 if slot.steps is None and slot.idle is None and slot.session.prepared is None:
-                    _start_idle(slot, timer)
+                    _start_idle(slot, timer, round_s)
         flying = [s for _, s in active if s.steps is not None]
         idling = sorted((s for _, s in active if s.idle is not None), key=_Slot.arrival)  # nearest deadline first
+        # idle work whose chunk has arrived is its unit's first wait: it runs now, beside the units' forwards
+        # (else units of other sessions, always in flight at large N, would keep it and its unit waiting)
+        overdue = sum(1 for s in idling if s.arrival() <= now)
+        if idling and not flying and not overdue and timer.now() + round_s > _next_arrival(active):
+            idling = []  # a round of idle work alone would still run when the next chunk comes: it waits instead
         if flying or idling:
+            began = timer.now()
             logits = _round(engine, [s.session.engine for s in flying + idling],
-                            [s.request for s in flying] + [s.idle_request for s in idling], len(flying), batch_from)
+                            [s.request for s in flying] + [s.idle_request for s in idling],
+                            len(flying) + overdue, batch_from)
+            round_s += ROUND_EMA * (timer.now() - began - round_s)
             for slot, z in zip(flying, logits):
                 try:
                     slot.request = slot.steps.send(z)
@@ -217,23 +232,29 @@ def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batch
               batch_from=1)
 
 
-def _round(engine: BatchedEngine, engines: list, requests: list[ForwardRequest], n_chunk: int, batch_from: int
+def _round(engine: BatchedEngine, engines: list, requests: list[ForwardRequest], n_must: int, batch_from: int
            ) -> list[torch.Tensor | None]:
-    """One round: `requests[:n_chunk]` are units' forwards (each gets its logits), the rest idle work's. With
-    session graphs, the forwards that fit one replay together (two or more; units' first) are one graph replay.
-    Idle forwards left out wait for a later round when units' forwards are in this one (None). The rest: one
-    batched forward from `batch_from` on (it reads the weights once for all, but runs the eager path), else
-    each on its own engine (CUDA graphs)."""
+    """One round: `requests[:n_must]` must run (units' forwards, then idle work whose chunk has arrived; each gets
+    its logits), the rest are idle work, nearest arrival first, that may wait (None). With session graphs, the
+    forwards that fit one replay together (two or more; the musts first) are one graph replay, and idle work
+    joins a round only there. A round of idle work alone is bounded too, so that a chunk arriving meanwhile
+    waits for about one forward: the replay if it took two or more, else the nearest arrivals up to
+    `IDLE_ROWS` rows. The rest run as one batched forward from `batch_from` on (it reads the weights once for
+    all, but runs the eager path), else each on its own engine (CUDA graphs)."""
     out: list[torch.Tensor | None] = [None] * len(requests)
     rest = list(range(len(requests)))
+    replayed = False
     if engine.graphs is not None:
-        together = engine.graphs.take([e.cache for e in engines], requests, first=n_chunk)
+        together = engine.graphs.take([e.cache for e in engines], requests, first=n_must)
         if len(together) >= 2:
+            replayed = True
             rest = [k for k in rest if k not in together]
             for k, z in zip(together, engine.forward([engines[k] for k in together], [requests[k] for k in together])):
                 out[k] = z
-    if n_chunk:
-        rest = [k for k in rest if k < n_chunk]
+    if n_must or replayed:
+        rest = [k for k in rest if k < n_must]
+    else:
+        rest = _nearest_rows(rest, requests, IDLE_ROWS)
     if len(rest) >= batch_from:
         for k, z in zip(rest, engine.forward([engines[k] for k in rest], [requests[k] for k in rest])):
             out[k] = z
@@ -243,10 +264,22 @@ def _round(engine: BatchedEngine, engines: list, requests: list[ForwardRequest],
     return out
 
 
-def _start_idle(slot: _Slot, timer: RealTimer) -> None:
-    """Start a session's idle work for its next unit (batched), in a window to its arrival on the timer."""
+def _nearest_rows(order: list[int], requests: list[ForwardRequest], rows: int) -> list[int]:
+    """The first requests of `order` whose new rows add up to at most `rows` (at least one)."""
+    chosen, total = [], 0
+    for k in order:
+        total += requests[k].new_tokens
+        if chosen and total > rows:
+            break
+        chosen.append(k)
+    return chosen
+
+
+def _start_idle(slot: _Slot, timer: RealTimer, round_s: float) -> None:
+    """Start a session's idle work for its next unit (batched), in a window that ends a round before its arrival
+    on the timer (`round_s`: a round's recent time), so its last forward has ended when the chunk comes."""
     start = timer.now()
-    slot.window = max(0.0, slot.arrival() - start)
+    slot.window = max(0.0, slot.arrival() - start - round_s)
     slot.idle = slot.session.prepare_steps(slot.window, seconds=lambda: timer.now() - start)
     slot.idle_request = next(slot.idle)  # the unit's opening: a session between units always has one
 
@@ -256,6 +289,11 @@ def _advance_idle(slot: _Slot, logits: torch.Tensor) -> None:
         slot.idle_request = slot.idle.send(logits)
     except StopIteration:
         slot.idle = slot.idle_request = None
+
+
+def _next_arrival(active: list[tuple[int, _Slot]]) -> float:
+    """When the next chunk comes, of the sessions between units."""
+    return min(s.arrival() for _, s in active if s.steps is None)
 
 
 def _idle_work(active: list[_Slot], now: float, share: float) -> bool:
