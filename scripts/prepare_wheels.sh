@@ -7,11 +7,13 @@
 set -euo pipefail
 dest=${1:?destination folder}; set=${2:-run}
 case $set in
-  run) pkgs="soundfile" ;;
-  bench) pkgs="jiwer websockets" ;;
+  run) pkgs="soundfile cffi pycparser" ;;
+  bench) pkgs="jiwer rapidfuzz click websockets" ;;
   *) echo "unknown wheel set $set (run|bench)" >&2; exit 2 ;;
 esac
 # shellcheck disable=SC2086
-python -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
+# each package named, without its dependencies: the GPU machine has numpy and typing_extensions (torch brings them),
+# and their wheels would take a quarter of what a call may carry
+python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
   --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --platform any -d "$dest" $pkgs
 du -sh "$dest"
