@@ -7,13 +7,13 @@
 set -euo pipefail
 dest=${1:?destination folder}; set=${2:-run}
 case $set in
-  run) pkgs="soundfile cffi pycparser" ;;
+  run) pkgs="soundfile cffi pycparser typing_extensions" ;;
   bench) pkgs="jiwer rapidfuzz click websockets" ;;
   *) echo "unknown wheel set $set (run|bench)" >&2; exit 2 ;;
 esac
+# each package named, without its dependencies: the GPU machine has numpy (torch brings it), whose wheel would take
+# a quarter of what a call may carry
 # shellcheck disable=SC2086
-# each package named, without its dependencies: the GPU machine has numpy and typing_extensions (torch brings them),
-# and their wheels would take a quarter of what a call may carry
 python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
   --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --platform any -d "$dest" $pkgs
 du -sh "$dest"
