@@ -136,6 +136,14 @@ def test_a_missing_wav_from_a_real_process(tmp_path):
     assert proc.returncode == 0 and proc.stdout.startswith("ticktock ")
 
 
+def test_a_command_error_from_a_real_process():
+    """`python -m ticktock.cli` (as the GPU scripts run it): a command's own error is one line, status 2."""
+    proc = _ticktock("bench", "--live", "batched", "--clock", "cost")
+    assert proc.returncode == 2
+    assert one_error_line(proc.stderr) == ("ticktock: error: --live runs sessions in real time: it needs --clock wall "
+                                           "and one worker")
+
+
 # ----------------------------------------------------------------- the demo on a plain recording
 
 

@@ -116,5 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         return status
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # `python -m ticktock.cli`: the package's module runs, whose CommandError the commands raise
+    from ticktock.cli import main as package_main
+
+    sys.exit(package_main())
