@@ -83,3 +83,19 @@ RENDERED = {("quick", 0): "338d9edce2379bcc", ("quick", 1): "0128b748ba3fb14d",
 def test_existing_suites_render_as_before(suite: str, i: int) -> None:
     r = render_script(make_scripts(suite, i + 1)[i], suite, EspeakRenderer())
     assert hashlib.sha256(r.audio.tobytes()).hexdigest()[:16] == RENDERED[suite, i]
+
+
+def test_festival_unpacked_elsewhere_reads_its_data_there(tmp_path, monkeypatch) -> None:
+    """festival unpacked outside /usr (a GPU machine's kit, scripts/gpu_env.sh) finds init.scm and its voices only
+    through --datadir; --libdir alone still looks in /usr/share/festival."""
+    from ticktock.scenarios.festival import festival_command
+
+    binary = tmp_path / "festival"
+    binary.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("TICKTOCK_FESTIVAL", str(binary))
+    monkeypatch.setenv("TICKTOCK_FESTIVAL_LIB", "/kit/usr/share/festival")
+    cmd = festival_command()
+    assert cmd[0] == str(binary)
+    assert cmd[cmd.index("--datadir") + 1] == "/kit/usr/share/festival"
+    monkeypatch.delenv("TICKTOCK_FESTIVAL_LIB")
+    assert festival_command() == [str(binary)]

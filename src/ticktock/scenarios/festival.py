@@ -42,12 +42,12 @@ def word_span(segments: list[tuple[str, float]]) -> tuple[float, float]:
 
 
 def festival_command() -> list[str] | None:
-    """The base command (binary [--libdir DIR]), or None if festival cannot be found."""
+    """The base command (binary [--libdir DIR --datadir DIR]), or None if festival cannot be found."""
     binary = os.environ.get("TICKTOCK_FESTIVAL") or shutil.which("festival")
     if not binary or not os.path.isfile(binary):
         return None
-    lib = os.environ.get("TICKTOCK_FESTIVAL_LIB")
-    return [binary] + (["--libdir", lib] if lib else [])
+    lib = os.environ.get("TICKTOCK_FESTIVAL_LIB")  # festival unpacked elsewhere than /usr/share/festival
+    return [binary] + (["--libdir", lib, "--datadir", lib] if lib else [])  # init.scm and voices are data
 
 
 def festival_voices() -> set[str]:
