@@ -51,7 +51,8 @@ def main() -> None:
     group = list(sessions_from_entries(folder, entries))
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
 
-    rounds: list[tuple[int, int, float, float]] = []  # (units' forwards, idle forwards run, round s, forwards s)
+    rounds: list[tuple[int, int, float, float]] = []  # (forwards that must run: units' and idle work past its chunk;
+    #                                                    other idle forwards run, round s, forwards s)
     in_forwards = [0.0]
     real_round = live._round
 
@@ -71,17 +72,17 @@ def main() -> None:
 
     last_end = [None]  # when the last round ended, unless the loop has waited since
 
-    def timed_round(engine, engines, requests, n_chunk, batch_from):
+    def timed_round(engine, engines, requests, n_must, batch_from):
         sync()
         t = time.perf_counter()
         if last_end[0] is not None and rounds:  # the host work between that round and this one is the last round's
             n, i, total, fwd = rounds[-1]
             rounds[-1] = (n, i, total + t - last_end[0], fwd)
         in_forwards[0] = 0.0
-        out = real_round(engine, engines, requests, n_chunk, batch_from)
+        out = real_round(engine, engines, requests, n_must, batch_from)
         sync()
         last_end[0] = time.perf_counter()
-        rounds.append((n_chunk, sum(z is not None for z in out[n_chunk:]), last_end[0] - t, in_forwards[0]))
+        rounds.append((n_must, sum(z is not None for z in out[n_must:]), last_end[0] - t, in_forwards[0]))
         return out
 
     real_wait = live.RealTimer.wait_until
@@ -98,8 +99,8 @@ def main() -> None:
     run_group(rt.model, rt.protocol, group, args.decoder, clock, injected, tool_result, engine=args.engine,
               live="batched")
     by_kind: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for n_chunk, n_idle, total, fwd in rounds:
-        kind = ("units" if n_chunk else "") + ("+idle" if n_chunk and n_idle else "idle" if n_idle else "")
+    for n_must, n_idle, total, fwd in rounds:
+        kind = ("units" if n_must else "") + ("+idle" if n_must and n_idle else "idle" if n_idle else "")
         by_kind[kind].append((total, fwd))
     summary = {}
     print(f"{'round':>10} {'count':>6} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'forwards ms':>12} {'host ms':>8}")
