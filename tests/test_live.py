@@ -131,7 +131,7 @@ def test_idle_work_does_not_hold_units_back(protocol, ms):
     """A loaded device (three sessions of long units, every forward 20 or 60 ms, in rounds): `sl`'s drafting takes
     free time only, so its units wait behind other work about as long as `ar`'s do (within a few rounds), however
     long the run — not for its drafting (a round of idle work alone that would still run when a chunk comes
-    waits; idle work whose chunk has come runs at once)."""
+    waits; idle work whose chunk comes within a round runs at once)."""
     model = random_model(0, protocol.vocab_size)
     chunks = [noise_chunks(8, k, speech_units=(1, 3)) for k in range(3)]
     waits = {}

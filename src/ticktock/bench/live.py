@@ -23,7 +23,8 @@ order of priority:
    work first); a round of idle work alone takes one replay's worth, nearest arrival first (`IDLE_ROWS`
    rows without graphs), and waits if it would still run when the next chunk comes. A session's chunk
    starts its unit once its idle work has ended (drafting stops at the first forward past the window);
-   idle work whose chunk has come runs in the next round whatever else is in it, as chunk work does.
+   idle work whose chunk comes within a round runs in the next round whatever else is in it, as chunk work
+   does.
 3. otherwise: wait for the next arrival.
 
 A unit's ℓ runs from ready = max(its arrival, its previous unit's end) to its end on the clock, so it
@@ -190,9 +191,10 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
                     _start_idle(slot, timer, round_s)
         flying = [s for _, s in active if s.steps is not None]
         idling = sorted((s for _, s in active if s.idle is not None), key=_Slot.arrival)  # nearest deadline first
-        # idle work whose chunk has arrived is its unit's first wait: it runs now, beside the units' forwards
-        # (else units of other sessions, always in flight at large N, would keep it and its unit waiting)
-        overdue = sum(1 for s in idling if s.arrival() <= now)
+        # idle work whose chunk comes within a round is its unit's first wait (its window is over: this forward is
+        # its last): it runs now, beside the units' forwards (else units of other sessions, always in flight at
+        # large N, would keep it and its unit waiting)
+        overdue = sum(1 for s in idling if s.arrival() <= now + round_s)
         if idling and not flying and not overdue and timer.now() + round_s > _next_arrival(active):
             idling = []  # a round of idle work alone would still run when the next chunk comes: it waits instead
         if flying or idling:
@@ -234,8 +236,8 @@ def warm_up(sessions: list[DuplexSession], chunks: list[list[np.ndarray]], batch
 
 def _round(engine: BatchedEngine, engines: list, requests: list[ForwardRequest], n_must: int, batch_from: int
            ) -> list[torch.Tensor | None]:
-    """One round: `requests[:n_must]` must run (units' forwards, then idle work whose chunk has arrived; each gets
-    its logits), the rest are idle work, nearest arrival first, that may wait (None). With session graphs, the
+    """One round: `requests[:n_must]` must run (units' forwards, then idle work whose chunk comes within a round;
+    each gets its logits), the rest are idle work, nearest arrival first, that may wait (None). With session graphs, the
     forwards that fit one replay together (two or more; the musts first) are one graph replay, and idle work
     joins a round only there. A round of idle work alone is bounded too, so that a chunk arriving meanwhile
     waits for about one forward: the replay if it took two or more, else the nearest arrivals up to
