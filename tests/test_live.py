@@ -129,7 +129,7 @@ def test_idle_work_gets_a_window_in_the_free_time(protocol):
 @pytest.mark.parametrize("ms", [20, 60])
 def test_idle_work_does_not_hold_units_back(protocol, ms):
     """A loaded device (three sessions of long units, every forward 20 or 60 ms, in rounds): `sl`'s drafting takes
-    free time only, so its units wait behind other work about as long as `ar`'s do (within a few rounds), however
+    free time only, so its units wait behind other work about as long as `ar`'s do (within two rounds), however
     long the run — not for its drafting (a round of idle work alone that would still run when a chunk comes
     waits; idle work whose chunk comes within a round runs at once)."""
     model = random_model(0, protocol.vocab_size)
@@ -140,7 +140,7 @@ def test_idle_work_does_not_hold_units_back(protocol, ms):
         got, _ = live_loop(make_sessions(model, protocol, name, ChargingClock(ms, timer)), chunks, timer=timer,
                            batched=True, batch_from=1)
         waits[name] = max(r.overflow for g in got for r in g)
-    assert waits["sl"] <= waits["ar"] + 3 * ms / 1000
+    assert waits["sl"] <= waits["ar"] + 2 * ms / 1000
 
 
 def test_skip_timer_moves_over_waits_only():
