@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -69,3 +70,57 @@ def test_no_training_phrasing_is_a_phrasings_sentence() -> None:
                 seen.add(t)
     assert not seen & held
 
+
+
+MINUTES_SAID = {"an hour and a half": 90, "three quarters of an hour": 45, "a quarter of an hour": 15,
+                "a quarter hour": 15, "half an hour": 30, "a half hour": 30, "an hour": 60, "one hour": 60}
+
+
+def test_fresh_phrasings_say_values_in_other_words_with_the_same_call() -> None:
+    """Under fresh phrasings a duration, an amount, a party and an evening time are sometimes said in other words
+    ("an hour and a half", "a hundred", "the two of us", "half past seven"); the call holds the same value. Off,
+    no value is said otherwise."""
+    from ticktock.scenarios.intents import qa, tools
+    from ticktock.scenarios.text import number_words
+
+    def draws(fresh: bool):
+        with fresh_phrasings(fresh):
+            for i in range(1500):
+                rng = random.Random(i)
+                yield from (tools.timer(rng, 0.0), tools.currency(rng, 0.0), tools.table(rng, 0.0), qa.arithmetic(rng))
+
+    said_otherwise = []
+    for ex in draws(True):
+        args = json.loads(ex.call)["arguments"] if ex.call else {}
+        text = ex.text
+        heard = next((m for w, m in MINUTES_SAID.items() if w in text), None)  # longest first
+        if heard is not None:
+            said_otherwise.append(text)
+            assert args["minutes"] == heard, text
+        for words, amount in (("a hundred ", 100), ("a thousand ", 1000)):
+            if words in text:
+                said_otherwise.append(text)
+                assert args["amount"] == amount, text
+        if "people" in args:
+            h, m = map(int, args["time"].split(":"))
+            said_time = [w for w in tools._times_said(h, m) if w in text]
+            said_party = [w for w in tools._people_said(args["people"]) if w in text]
+            said_otherwise += said_time + said_party
+            for n in range(5, 10):  # evening hours, said without "pm" (the half hours first: they hold the others)
+                w = number_words(n)
+                for said_as, minute in ((f"half past {w}", 30), (f"{w} thirty in the evening", 30),
+                                        (f"{w} o'clock", 0), (f"{w} in the evening", 0), (f"{w} tonight", 0)):
+                    if said_as in text:
+                        assert (h, m) == (n + 12, minute), text
+                        break
+            for n in range(1, 9):
+                if f"party of {number_words(n)} " in text or f" {number_words(n)} of us" in text:
+                    assert args["people"] == n, text
+        if ex.intent == "arithmetic":
+            for op, words in qa.OP_WORDS.items():
+                if any(f" {w} " in text for w in words if w != "and") or " added to " in text:
+                    said_otherwise.append(text)
+    assert len(said_otherwise) > 500
+    for ex in draws(False):
+        assert not any(w in ex.text for ws in tools.DURATIONS.values() for w in ws)
+        assert "half past" not in ex.text and "of us" not in ex.text and " take away " not in ex.text

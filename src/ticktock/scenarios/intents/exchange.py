@@ -68,6 +68,17 @@ def fresh_phrasings(on: bool = True) -> Iterator[None]:
         _FRESH.reset(token)
 
 
+VARIANT_P = 0.5  # how often a fresh draw says a value another way ("half an hour", "half past seven")
+
+
+def said(rng: random.Random, plain: str, others: Sequence[str] = ()) -> str:
+    """How a value is said: `plain`, or under `fresh_phrasings` one of `others` (the same value in other words)
+    half the time. Off, it draws nothing from `rng`, so the suites' scripts do not change."""
+    if not _FRESH.get() or not others or rng.random() >= VARIANT_P:
+        return plain
+    return rng.choice(list(others))
+
+
 def phrase(rng: random.Random, templates: list[str], more: Sequence[str] = (), **slots: object) -> str:
     """One of several phrasings of an intent, with its slots filled in; under `fresh_phrasings`, drawn from
     `templates` and `more`, with a filler in front three times in ten."""

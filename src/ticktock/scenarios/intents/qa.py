@@ -6,9 +6,10 @@ import random
 
 from ..text import number_words
 from ..world import COLOURS, COUNTRIES, DAYS, MONTH_DAYS, MONTHS, Country
-from .exchange import Exchange, phrase
+from .exchange import Exchange, phrase, said
 
 OPS = {"plus": lambda a, b: a + b, "minus": lambda a, b: a - b, "times": lambda a, b: a * b}
+OP_WORDS = {"plus": ["and", "added to"], "minus": ["take away", "less"], "times": ["multiplied by"]}  # fresh phrasings
 TIME_UNITS = [("seconds", "minute", 60), ("minutes", "hour", 60), ("hours", "day", 24),
               ("days", "week", 7), ("months", "year", 12), ("weeks", "year", 52)]
 
@@ -106,7 +107,7 @@ def arithmetic(rng: random.Random) -> Exchange:
                      "can you tell me | what {a} {op} {b} is?", "quick question, what's {a} {op} | {b}?",
                      "{a} {op} {b}, | what does that make?"],
                more=["{a} {op} {b}, | how much is that?", "work out {a} {op} | {b} for me.", "could you do {a} {op} | {b}?", "and {a} {op} | {b} is what?", "what do i get | for {a} {op} {b}?"],
-               a=number_words(a), op=op, b=number_words(b))
+               a=number_words(a), op=said(rng, op, OP_WORDS[op]), b=number_words(b))
     return Exchange(q, arithmetic_reply(a, op, b), intent="arithmetic")
 
 

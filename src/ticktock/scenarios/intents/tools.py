@@ -11,11 +11,15 @@ import random
 from ..text import number_words
 from ..world import (CITIES, CITY_BY_CODE, CODE_DAY, CURRENCIES, DAY_CODE, DAYS, RESTAURANTS, format_call,
                      format_calls, run_tool)
-from .exchange import Exchange, phrase
+from .exchange import Exchange, phrase, said
 
 CORRECTIONS = ["{w}, no, {r}", "{w}, sorry, i mean {r}", "{w}, no wait, {r}", "{w}, actually, {r}"]
 TIMER_MINUTES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 45, 60, 90]
 AMOUNTS = [5, 10, 20, 25, 50, 100, 200, 500, 1000]
+# values in other words, for fresh phrasings (`said`): what a user says beside "fifteen minutes", "one hundred"
+DURATIONS = {15: ["a quarter of an hour", "a quarter hour"], 30: ["half an hour", "a half hour"],
+             45: ["three quarters of an hour"], 60: ["an hour", "one hour"], 90: ["an hour and a half"]}
+AMOUNT_WORDS = {100: ["a hundred"], 1000: ["a thousand"]}
 
 
 class Slots:
@@ -94,10 +98,13 @@ def timer(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     n = rng.choice(TIMER_MINUTES)
     s = Slots(rng, p_correct, 1)
     spoken = s.say(number_words(n), [number_words(m) for m in TIMER_MINUTES])
-    req = phrase(rng, ["set a timer | for {n} minutes.", "please start a timer | for {n} minutes.",
-                       "can you set a timer | for {n} minutes?", "i need a timer, | {n} minutes please.",
-                       "remind me | in {n} minutes."],
-               more=["{n} minutes, | set a timer please.", "could you time | {n} minutes for me?", "start a {n} minute | timer.", "a timer for {n} minutes, | please."], n=spoken)
+    dur = f"{spoken} minutes"
+    if spoken == number_words(n):  # not corrected
+        dur = said(rng, dur, DURATIONS.get(n, ()))
+    req = phrase(rng, ["set a timer | for {d}.", "please start a timer | for {d}.",
+                       "can you set a timer | for {d}?", "i need a timer, | {d} please.",
+                       "remind me | in {d}."],
+               more=["{d}, | set a timer please.", "could you time | {d} for me?", "start a {n} minute | timer.", "a timer for {d}, | please."], n=spoken, d=dur)
     return tool_exchange(req, "set_timer", minutes=n)
 
 
@@ -106,7 +113,7 @@ def currency(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     amt = rng.choice(AMOUNTS)
     s = Slots(rng, p_correct, 2)
     plurals = [v[1] for v in CURRENCIES.values()]
-    slots = dict(a=number_words(amt), s=s.say(CURRENCIES[src][1], plurals),
+    slots = dict(a=said(rng, number_words(amt), AMOUNT_WORDS.get(amt, ())), s=s.say(CURRENCIES[src][1], plurals),
                  d=s.say(CURRENCIES[dst][1], plurals))
     req = phrase(rng, ["how much is {a} {s} | in {d}?", "convert {a} {s} | to {d}.",
                        "what are {a} {s} | worth in {d}?", "change {a} {s} | into {d} please."],
@@ -118,19 +125,40 @@ def _spoken_time(hour: int, minute: int) -> str:
     return f"{number_words(hour - 12)}{' thirty' if minute else ''} pm"
 
 
+def _times_said(hour: int, minute: int) -> list[str]:
+    """An evening time (hour 13-23) in other words than `_spoken_time`'s."""
+    h = number_words(hour - 12)
+    if minute:
+        return [f"{h} thirty in the evening", f"half past {h}", f"half past {h} in the evening"]
+    return [f"{h} o'clock", f"{h} in the evening", f"{h} tonight"]
+
+
+def _people_said(people: int) -> list[str]:
+    """A party's size in other words than "N people"."""
+    if people == 1:
+        return ["just me", "myself"]
+    p = number_words(people)
+    return [f"{p} of us", f"the {p} of us", f"a party of {p}"]
+
+
 def table(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     rest, people = rng.choice(RESTAURANTS), rng.randint(1, 8)
     hour, minute = rng.randint(17, 21), rng.choice([0, 30])
     s = Slots(rng, p_correct, 2)
     p_words = s.say(number_words(people), [number_words(i) for i in range(1, 9)])
     times = [_spoken_time(h, m) for h in range(17, 22) for m in (0, 30)]
-    slots = dict(r=rest, p=p_words, t=s.say(_spoken_time(hour, minute), times),
-                 who="person" if people == 1 else "people")
-    req = phrase(rng, ["book a table | for {p} {who} at {r} | at {t}.",
-                       "i'd like a table at {r} | for {p} {who} at {t}.",
+    t_words = s.say(_spoken_time(hour, minute), times)
+    if t_words == _spoken_time(hour, minute):  # not corrected
+        t_words = said(rng, t_words, _times_said(hour, minute))
+    party = f"{p_words} {'person' if people == 1 else 'people'}"
+    if p_words == number_words(people):
+        party = said(rng, party, _people_said(people))
+    slots = dict(r=rest, p=p_words, t=t_words, party=party)
+    req = phrase(rng, ["book a table | for {party} at {r} | at {t}.",
+                       "i'd like a table at {r} | for {party} at {t}.",
                        "can you reserve a table for {p} | at {r}, at {t}?",
-                       "please get us a table at {r} | at {t} for {p} {who}."],
-               more=["at {t}, | a table for {p} {who} | at {r} please.", "could we get a table at {r} | at {t} | for {p} {who}?", "reserve {r} | for {p} {who} at {t}.", "a table for {p} {who} | at {r}, | {t}."], **slots)
+                       "please get us a table at {r} | at {t} for {party}."],
+               more=["at {t}, | a table for {party} | at {r} please.", "could we get a table at {r} | at {t} | for {party}?", "reserve {r} | for {party} at {t}.", "a table for {party} | at {r}, | {t}."], **slots)
     time = f"{hour}:{minute:02d}"
     return tool_exchange(req, "book_table", restaurant=rest, people=people, time=time)
 
