@@ -194,8 +194,9 @@ def live_loop(live: list[DuplexSession], chunks: list[list[np.ndarray]],
         # idle work whose chunk comes within a round is its unit's first wait (its window is over: this forward is
         # its last): it runs now, beside the units' forwards (else units of other sessions, always in flight at
         # large N, would keep it and its unit waiting)
+        now = timer.now()  # the due units' audio fronts ran since the last reading
         overdue = sum(1 for s in idling if s.arrival() <= now + round_s)
-        if idling and not flying and not overdue and timer.now() + round_s > _next_arrival(active):
+        if idling and not flying and not overdue and now + round_s > _next_arrival(active):
             idling = []  # a round of idle work alone would still run when the next chunk comes: it waits instead
         if flying or idling:
             began = timer.now()
@@ -245,15 +246,13 @@ def _round(engine: BatchedEngine, engines: list, requests: list[ForwardRequest],
     all, but runs the eager path), else each on its own engine (CUDA graphs)."""
     out: list[torch.Tensor | None] = [None] * len(requests)
     rest = list(range(len(requests)))
-    replayed = False
-    if engine.graphs is not None:
-        together = engine.graphs.take([e.cache for e in engines], requests, first=n_must)
-        if len(together) >= 2:
-            replayed = True
-            rest = [k for k in rest if k not in together]
-            for k, z in zip(together, engine.forward([engines[k] for k in together], [requests[k] for k in together])):
-                out[k] = z
-    if n_must or replayed:
+    graphs, caches = engine.graphs, [e.cache for e in engines]
+    together = graphs.take(caches, requests, first=n_must) if graphs is not None else []
+    if len(together) >= 2:
+        rest = [k for k in rest if k not in together]
+        for k, z in zip(together, engine.forward([engines[k] for k in together], [requests[k] for k in together])):
+            out[k] = z
+    if n_must or len(together) >= 2:
         rest = [k for k in rest if k < n_must]
     else:
         rest = _nearest_rows(rest, requests, IDLE_ROWS)
