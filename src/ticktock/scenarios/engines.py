@@ -1,4 +1,5 @@
-"""One renderer interface over the speech engines: `words(words, voice) -> {word: 16 kHz clip}`.
+"""One renderer interface over the speech engines: `words(words, voice) -> {word: 16 kHz clip}`, and for an
+engine that can say a whole utterance with word times, `utterance(text, voice) -> (clip, word times) | None`.
 
 `Engines` routes each voice to its engine's renderer (`voices.engine_of`), creating it on first use, so a
 session may mix engines and a worker holds one renderer (and one clip cache) per engine.
@@ -15,6 +16,7 @@ from .voices import Voice, engine_of
 
 class Renderer(Protocol):
     def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]: ...
+    # optional: `utterance(text, voice) -> (clip (n,), [(start_s, end_s)] per spoken word) | None`
 
 
 def make_renderer(engine: str) -> Renderer:
@@ -36,8 +38,16 @@ class Engines:
     def __init__(self, **renderers: Renderer) -> None:
         self.renderers: dict[str, Renderer] = dict(renderers)
 
-    def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]:
+    def _for(self, voice: Voice) -> Renderer:
         engine = engine_of(voice.name)
         if engine not in self.renderers:
             self.renderers[engine] = make_renderer(engine)
-        return self.renderers[engine].words(words, voice)
+        return self.renderers[engine]
+
+    def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]:
+        return self._for(voice).words(words, voice)
+
+    def utterance(self, text: str, voice: Voice) -> tuple[np.ndarray, list[tuple[float, float]]] | None:
+        """`text` in one go with word times where the voice's engine can, else None (word by word)."""
+        say = getattr(self._for(voice), "utterance", None)
+        return say(text, voice) if say is not None else None

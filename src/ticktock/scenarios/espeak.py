@@ -122,8 +122,10 @@ class EspeakRenderer:
         if cmd is None:
             raise EspeakError("espeak-ng not found: install it or set TICKTOCK_ESPEAK")
         self.cmd = cmd
+        self.data_path = data_path
         self.cache = ClipCache(cache_size)
         self.calls = 0  # espeak-ng processes started
+        self._connected = None  # the library, for whole utterances (`utterance`), loaded on first use
 
     def synth(self, text: str, voice: Voice, ssml: bool = False) -> tuple[np.ndarray, int]:
         """One espeak-ng call: (samples float32, sample rate)."""
@@ -153,3 +155,10 @@ class EspeakRenderer:
         """Clips (16 kHz float32, (n,)) of the distinct `words` in `voice`; one espeak-ng call
         for all the words not yet cached."""
         return self.cache.fetch(words, voice, self._render)
+
+    def utterance(self, text: str, voice: Voice) -> tuple[np.ndarray, list[tuple[float, float]]] | None:
+        """`text` said in one go, with its words' times (`espeak_connected`); None where they are not known."""
+        if self._connected is None:
+            from .espeak_connected import ConnectedEspeak
+            self._connected = ConnectedEspeak(self.data_path)
+        return self._connected.utterance(text, voice)

@@ -38,31 +38,46 @@ class Rendered:
     voice: dict  # {"main": Voice dict, "other": Voice dict | None, "noise": {...} | None, "gain_db"[, "chain"]}
 
 
-def _words_by_voice(plan: Plan) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {"main": set(), "other": set()}
+def _texts_by_voice(plan: Plan) -> dict[str, list[str]]:
+    """What each voice says: its utterances' texts (backchannels with the main voice), in order."""
+    out: dict[str, list[str]] = {"main": [], "other": []}
     for ev in plan.events:
         if isinstance(ev, Say):
-            out[ev.voice].update(spoken_words(ev.text))
+            out[ev.voice].append(ev.text)
         elif ev.kind == "reply":
-            for bc in ev.backchannels:
-                out["main"].update(spoken_words(bc.text))
+            out["main"].extend(bc.text for bc in ev.backchannels)
+    return out
+
+
+def _connected(renderer: Renderer, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list]]:
+    """The texts that `renderer` says in one go: text -> (clip, word times); none if it cannot."""
+    say = getattr(renderer, "utterance", None)
+    out = {}
+    for text in dict.fromkeys(texts) if say is not None else ():
+        got = say(text, voice)
+        if got is not None:
+            out[text] = got
     return out
 
 
 def render_session(script: Script, voice: Voice, rng: random.Random, renderer: Renderer,
-                   augment: Augment = Augment(), other: Voice | None = None, chain: Chain | None = None) -> Rendered:
+                   augment: Augment = Augment(), other: Voice | None = None, chain: Chain | None = None,
+                   connected: bool = False) -> Rendered:
     """Audio, word times and the re-timed script of one session in `voice`.
 
     `other` is the background talker's voice (drawn from the same split as `voice` when
     needed and not given). All randomness (noise, gain, `chain`) comes from `rng`; `chain`'s voice
     effects change each voice's clips before the layout (drawn for each voice), its channel effects the
-    mixed session.
+    mixed session. `connected`: each utterance is said in one go where the voice's engine can do that with
+    word times (`Renderer.utterance`), else word by word.
     """
     plan = Plan.from_dict(script.plan)
-    wanted = _words_by_voice(plan)
+    texts = _texts_by_voice(plan)
     voices = {"main": voice}
-    if wanted["other"]:
+    if texts["other"]:
         voices["other"] = other or draw_voice(rng, split_of(voice.name), exclude=voice.name)
+    whole = {k: _connected(renderer, texts[k], v) if connected else {} for k, v in voices.items()}
+    wanted = {k: {w for t in texts[k] if t not in whole[k] for w in spoken_words(t)} for k in voices}
     clips = {k: renderer.words(wanted[k], v) for k, v in voices.items()}
     drawn: dict = {}
     if chain is not None:
@@ -70,15 +85,19 @@ def render_session(script: Script, voice: Voice, rng: random.Random, renderer: R
             drawn[k] = chain.draw(rng)
             for fx, p in drawn[k][0]:
                 clips[k] = {w: fx.apply(c, p) for w, c in clips[k].items()}
-    script, tl = realize(script, lambda w, v: len(clips[v][w]) / SAMPLE_RATE)
+                whole[k] = {t: _stretched(fx.apply(c, p), c, times) for t, (c, times) in whole[k].items()}
+    script, tl = realize(script, lambda w, v: len(clips[v][w]) / SAMPLE_RATE,
+                         lambda t, v: whole[v][t][1] if t in whole[v] else None)
 
     audio = np.zeros(int(round(tl.n_units * CHUNK_S * SAMPLE_RATE)), dtype=np.float32)
     sq, n_speech = 0.0, 0
-    for w in tl.words:
-        clip = clips[w["voice"]][w["word"]] * np.float32(10 ** (w["gain_db"] / 20))
-        a = int(round(w["start"] * SAMPLE_RATE))
+    for sd in tl.sounds:
+        v = sd["voice"]
+        clip = whole[v][sd["utterance"]][0] if "utterance" in sd else clips[v][sd["word"]]
+        clip = clip * np.float32(10 ** (sd["gain_db"] / 20))
+        a = int(round(sd["start"] * SAMPLE_RATE))
         audio[a: a + len(clip)] += clip[: len(audio) - a]
-        if w["speaker"] == "user":
+        if sd["speaker"] == "user":
             sq, n_speech = sq + float(np.sum(clip**2)), n_speech + len(clip)
     speech_rms = float(np.sqrt(sq / max(1, n_speech))) or 0.1
 
@@ -93,7 +112,8 @@ def render_session(script: Script, voice: Voice, rng: random.Random, renderer: R
     gain_db = round(rng.uniform(*augment.gain_db), 1)
     audio *= np.float32(10 ** (gain_db / 20))
     if chain is not None:
-        mix = Mix(speech_rms, [c for v in clips.values() for c in v.values()])
+        mix = Mix(speech_rms, [c for v in clips.values() for c in v.values()] +
+                  [c for v in whole.values() for c, _ in v.values()])
         for fx, p in drawn["main"][1]:
             audio = fx.apply(audio, p, mix)
     np.clip(audio, -1.0, 1.0, out=audio)
@@ -103,3 +123,9 @@ def render_session(script: Script, voice: Voice, rng: random.Random, renderer: R
         info["chain"] = {k: [[type(fx).__name__, p] for fx, p in (v[0] + v[1] if k == "main" else v[0])]
                          for k, v in drawn.items()}
     return Rendered(audio, tl.words, script, info)
+
+
+def _stretched(clip: np.ndarray, before: np.ndarray, times: list[tuple[float, float]]) -> tuple[np.ndarray, list]:
+    """A connected clip after an effect, its word times scaled with its length (tempo changes it uniformly)."""
+    k = len(clip) / max(1, len(before))
+    return clip, [(a * k, b * k) for a, b in times]

@@ -54,6 +54,8 @@ class Suite:
     jitter_of: str | None = None
     # another suite's scripts spoken in another split's voices (`heldout-festival-kdl`)
     voiced_from: str | None = None
+    # every utterance said in one go (`render_session(connected=True)`), not word by word (`heldout-connected`)
+    connected: bool = False
 
     @property
     def source(self) -> str:
@@ -93,6 +95,10 @@ for _name in ("quick", "heldout"):  # `ticktock eval --phase-jitter`
 # flite (the outside check); see scenarios/voices.py
 for _name, _split in (("heldout-festival-kdl", "festival-kdl"), ("heldout-flite", "flite")):
     SUITES[_name] = replace(SUITES["heldout"], name=_name, split=_split, voiced_from="heldout")
+# `heldout`'s sessions, voices and noise, each utterance said in one breath as a person (or a bare `espeak-ng -w`)
+# says it, instead of word by word
+SUITES["heldout-connected"] = replace(SUITES["heldout"], name="heldout-connected", voiced_from="heldout",
+                                      connected=True)
 PHASE_JITTER_S = (0.0, 1.0)
 
 
@@ -145,7 +151,7 @@ def render_script(script: Script, suite: str | Suite, renderer: Renderer,
     s = _suite(suite)
     sid = script.id.replace(s.name, s.source, 1)  # a shifted copy keeps its source's voices and noise
     rng = random.Random(f"{s.source}:{s.seed if seed is None else seed}:{sid}:render")
-    return render_session(script, draw_voice(rng, s.split), rng, renderer, s.augment)
+    return render_session(script, draw_voice(rng, s.split), rng, renderer, s.augment, connected=s.connected)
 
 
 def manifest_entry(r: Rendered, suite: str, audio_path: str) -> dict:

@@ -17,6 +17,8 @@ from .script import CHUNK_S, RESPONSE_DELAY_S, Script, UnitTarget, Utterance
 from .text import estimate_word_s, pause_after, speech_pieces, spoken_words
 
 DurationFn = Callable[[str, str], float]  # (word, voice 'main'|'other') -> seconds
+# (utterance text, voice) -> [(start_s, end_s)] of its spoken words in one connected clip, or None: word by word
+WordTimesFn = Callable[[str, str], "list[tuple[float, float]] | None"]
 
 
 def estimated_duration(word: str, voice: str) -> float:
@@ -37,6 +39,9 @@ def units_overlapping(start: float, end: float) -> range:
 class Timeline:
     utterances: list[Utterance] = field(default_factory=list)
     words: list[dict] = field(default_factory=list)  # {word, start, end, speaker, role, voice, gain_db}
+    # what the renderer mixes, in the order of `words`: {start, speaker, voice, gain_db} and "word" (a word's
+    # clip) or "utterance" (the text of a connected clip, its first word starting at `start`)
+    sounds: list[dict] = field(default_factory=list)
     noises: list[dict] = field(default_factory=list)  # {color, start, end, snr_db}
     units: list[UnitTarget] = field(default_factory=list)
     n_units: int = 0
@@ -45,8 +50,9 @@ class Timeline:
 class _Layout:
     """Cursor-based layout state; one method per event kind."""
 
-    def __init__(self, plan: Plan, duration: DurationFn) -> None:
+    def __init__(self, plan: Plan, duration: DurationFn, connected: WordTimesFn | None = None) -> None:
         self.dur = duration
+        self.connected = connected
         self.tl = Timeline()
         self.cursor = plan.lead_s  # where the next non-overlapping sound may start
         self.last_user_end: float | None = None
@@ -61,15 +67,36 @@ class _Layout:
 
     def place(self, text: str, start: float, ev: Say) -> float:
         """Put the words of `text` on the timeline from `start`; returns the last word's end."""
+        times = self.connected(text, ev.voice) if self.connected is not None else None
+        if times is not None:
+            return self._place_connected(text, start, ev, times)
         t, end = start, start
         for tok in text.split():
             for w in spoken_words(tok):
                 end = t + self.dur(w, ev.voice)
-                self.tl.words.append({"word": w, "start": round(t, 4), "end": round(end, 4),
-                                      "speaker": ev.speaker, "role": ev.role, "voice": ev.voice,
-                                      "gain_db": ev.gain_db})
+                self._word(w, t, end, ev)
+                self._sound(t, ev, word=w)
                 t = end + ev.word_gap_s
             t += pause_after(tok)
+        return self._utterance(text, start, end, ev)
+
+    def _place_connected(self, text: str, start: float, ev: Say, times: list[tuple[float, float]]) -> float:
+        words = [w for tok in text.split() for w in spoken_words(tok)]
+        assert len(words) == len(times), f"{len(times)} word times for the {len(words)} words of {text!r}"
+        for w, (a, b) in zip(words, times):
+            self._word(w, start + a, start + b, ev)
+        self._sound(start, ev, utterance=text)
+        return self._utterance(text, start, start + times[-1][1], ev)
+
+    def _word(self, w: str, start: float, end: float, ev: Say) -> None:
+        self.tl.words.append({"word": w, "start": round(start, 4), "end": round(end, 4), "speaker": ev.speaker,
+                              "role": ev.role, "voice": ev.voice, "gain_db": ev.gain_db})
+
+    def _sound(self, start: float, ev: Say, **what: str) -> None:
+        self.tl.sounds.append({"start": round(start, 4), "speaker": ev.speaker, "voice": ev.voice,
+                               "gain_db": ev.gain_db, **what})
+
+    def _utterance(self, text: str, start: float, end: float, ev: Say) -> float:
         self.tl.utterances.append(Utterance(ev.speaker, text, round(start, 4), round(end, 4), ev.role,
                                             ev.voice, ev.gain_db))
         return end
@@ -155,19 +182,23 @@ class _Layout:
             units.append(u)
         self.tl.units, self.tl.n_units = units, n
         self.tl.words.sort(key=lambda w: (w["start"], w["speaker"]))
+        self.tl.sounds.sort(key=lambda w: (w["start"], w["speaker"]))
         return self.tl
 
 
-def layout(plan: Plan, duration: DurationFn = estimated_duration) -> Timeline:
-    """Lay `plan` out with per-word `duration`s into utterances, word times and unit targets."""
-    lay = _Layout(plan, duration)
+def layout(plan: Plan, duration: DurationFn = estimated_duration, connected: WordTimesFn | None = None) -> Timeline:
+    """Lay `plan` out with per-word `duration`s into utterances, word times and unit targets; an utterance
+    that `connected` times is laid out as one clip with those word times."""
+    lay = _Layout(plan, duration, connected)
     for ev in plan.events:
         {"say": lay.say, "noise": lay.noise, "reply": lay.reply}[ev.kind](ev)
     assert lay.barge_start is None, "a Reply with interrupt_at needs a barge-in Say after it"
     return lay.finish(plan.tail_units)
 
 
-def realize(script: Script, duration: DurationFn = estimated_duration) -> tuple[Script, Timeline]:
-    """Lay `script.plan` out with `duration` and return the script with the new timing."""
-    tl = layout(Plan.from_dict(script.plan), duration)
+def realize(script: Script, duration: DurationFn = estimated_duration,
+            connected: WordTimesFn | None = None) -> tuple[Script, Timeline]:
+    """Lay `script.plan` out with `duration` (and `connected`, see `layout`) and return the script with the new
+    timing."""
+    tl = layout(Plan.from_dict(script.plan), duration, connected)
     return replace(script, utterances=tl.utterances, units=tl.units, n_units=tl.n_units), tl

@@ -2,7 +2,9 @@
 
 `multi-engine` (experiments/retraining-plan.md) adds, per training session: festival's training voices
 beside espeak-ng's (festival's installed ones; its held-out kdl voice and every ARCTIC-based or flite voice
-never), the augmentation chain (`scenarios.augment.training_chain`), a random 0-1 s phase shift
+never), espeak-ng sessions said in one go (connected speech with word times from the library,
+`scenarios.espeak_connected`) half the time instead of word by word, the augmentation chain
+(`scenarios.augment.training_chain`), a random 0-1 s phase shift
 (`suites.phase_shifted`, the rule of `eval --phase-jitter`), a system prompt from a varied set that
 includes the live default (`scenarios.prompts`) and more request phrasings (`intents.fresh_phrasings`).
 """
@@ -24,12 +26,13 @@ class TrainingData:
     phase_jitter: bool = False
     prompts: bool = False
     fresh_phrasings: bool = False
+    connected_share: float = 0.0  # sessions whose utterances are said in one go (where the engine can)
 
 
 DATA_PRESETS = {p.name: p for p in (
     TrainingData("espeak"),
     TrainingData("multi-engine", festival_share=0.3, augment=True, phase_jitter=True, prompts=True,
-                 fresh_phrasings=True),
+                 fresh_phrasings=True, connected_share=0.5),
 )}
 
 
@@ -45,8 +48,16 @@ def festival_training_voices() -> tuple[str, ...]:
 
 def check_data(data: TrainingData) -> str:
     """A line on what `data` will render; ValueError if something it needs is missing here."""
-    if not (data.festival_share or data.augment):
+    if not (data.festival_share or data.augment or data.connected_share):
         return f"data {data.name}: espeak-ng's training voices"
+    if data.connected_share:
+        from ..scenarios.espeak import EspeakError
+        from ..scenarios.espeak_connected import ConnectedEspeak
+
+        try:
+            ConnectedEspeak()
+        except EspeakError as e:
+            raise ValueError(f"data {data.name} says utterances in one go: {e}") from None
     voices = festival_training_voices()
     if data.festival_share and not voices:
         raise ValueError(f"data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
@@ -59,7 +70,8 @@ def check_data(data: TrainingData) -> str:
         from ..scenarios.rooms import room_bank
 
         room_bank()
-    return f"data {data.name}: festival voices {', '.join(voices)}; augmentation chain on"
+    return (f"data {data.name}: festival voices {', '.join(voices)}; augmentation chain on; "
+            f"{data.connected_share:.0%} of sessions connected speech")
 
 
 def training_voice(data: TrainingData, rng: random.Random, festival: tuple[str, ...] | None = None):
@@ -92,6 +104,8 @@ def render_training_session(data: TrainingData, rng: random.Random, seed: int, r
     if data.phase_jitter:
         script = phase_shifted(script, rng.uniform(*PHASE_JITTER_S))
     r = random.Random(f"train:{seed}:render")
+    connected = r.random() < data.connected_share
     # the chain carries its own noise and gain: the plain floor and gain only without it
     return render_session(script, training_voice(data, r), r, renderer, CLEAN if data.augment else Augment(),
-                          other=draw_voice(r, "train"), chain=training_chain() if data.augment else None)
+                          other=draw_voice(r, "train"), chain=training_chain() if data.augment else None,
+                          connected=connected)
