@@ -130,3 +130,12 @@ def test_training_data_says_its_share_of_sessions_in_one_go() -> None:
     assert DATA_PRESETS["multi-engine"].connected_share == 0.5 and DATA_PRESETS["espeak"].connected_share == 0
     assert all(abutting(TrainingData("one-go", connected_share=1.0), s) for s in range(4))
     assert not any(abutting(DATA_PRESETS["espeak"], s) for s in range(4))
+
+
+@needs_library
+def test_the_training_line_says_what_the_data_holds() -> None:
+    from ticktock.train.data import DATA_PRESETS, TrainingData, check_data
+
+    assert check_data(DATA_PRESETS["espeak"]) == "data espeak: espeak-ng's training voices"
+    line = check_data(TrainingData("one-go", connected_share=0.5))
+    assert line == "data one-go: espeak-ng's training voices; 50% of sessions said in one go"

@@ -48,8 +48,7 @@ def festival_training_voices() -> tuple[str, ...]:
 
 def check_data(data: TrainingData) -> str:
     """A line on what `data` will render; ValueError if something it needs is missing here."""
-    if not (data.festival_share or data.augment or data.connected_share):
-        return f"data {data.name}: espeak-ng's training voices"
+    said = ["espeak-ng's training voices"]
     if data.connected_share:
         from ..scenarios.espeak import EspeakError
         from ..scenarios.espeak_connected import ConnectedEspeak
@@ -58,9 +57,12 @@ def check_data(data: TrainingData) -> str:
             ConnectedEspeak()
         except EspeakError as e:
             raise ValueError(f"data {data.name} says utterances in one go: {e}") from None
-    voices = festival_training_voices()
-    if data.festival_share and not voices:
-        raise ValueError(f"data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
+        said.append(f"{data.connected_share:.0%} of sessions said in one go")
+    if data.festival_share:
+        voices = festival_training_voices()
+        if not voices:
+            raise ValueError(f"data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
+        said.append(f"festival voices {', '.join(voices)}")
     if data.augment:
         try:
             import pyroomacoustics  # noqa: F401  (the room bank)
@@ -70,8 +72,8 @@ def check_data(data: TrainingData) -> str:
         from ..scenarios.rooms import room_bank
 
         room_bank()
-    return (f"data {data.name}: festival voices {', '.join(voices)}; augmentation chain on; "
-            f"{data.connected_share:.0%} of sessions connected speech")
+        said.append("augmentation chain on")
+    return f"data {data.name}: {'; '.join(said)}"
 
 
 def training_voice(data: TrainingData, rng: random.Random, festival: tuple[str, ...] | None = None):
