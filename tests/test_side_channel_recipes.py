@@ -22,7 +22,7 @@ PLAIN = [{"name": "plain"}]
 TERMS = [{"name": "ce"}, {"name": "distill"}]
 
 
-@pytest.mark.parametrize("name", ["paper", "shipped"])
+@pytest.mark.parametrize("name", ["paper", "shipped", "retrain"])
 def test_presets_load_and_round_trip(name):
     config = load_config(name)
     recipes = config.stages if isinstance(config, StagedRecipe) else [config]
@@ -51,6 +51,7 @@ def test_presets_load_and_round_trip(name):
     ({"placement": "middle"}, "placement must be one of"),
     ({"buffer": 8, "batch": 16}, "must hold at least a batch"),
     ({"family_weights": {"no_such_family": 2.0}}, "unknown task family"),
+    ({"data": "festival-only"}, "data must be one of espeak, multi-engine"),
 ])
 def test_recipe_refuses_what_does_not_go_together(changes, message):
     fields = {"sources": PLAIN, "terms": [*TERMS, {"name": "memory"}], **changes}
@@ -160,3 +161,13 @@ def test_a_miniature_staged_recipe_runs_resumes_and_merges(protocol, tmp_path):
     stamp = (out / "one" / "side_channel.json").stat().st_mtime_ns
     run_stages(staged, out, tmp_path / "base", device="cpu", workers=1, make_example=make)  # resumable: all done
     assert (out / "one" / "side_channel.json").stat().st_mtime_ns == stamp
+
+
+def test_the_retrain_preset_is_the_shipped_stages_on_the_retrainings_data():
+    """`retrain` extends `shipped`: the same stages, recipes and merge, each stage rendering `multi-engine` data."""
+    shipped, retrain = load_config("shipped"), load_config("retrain")
+    assert [(s.name, s.seconds, s.start) for s in retrain.stages] == [(s.name, s.seconds, s.start) for s in shipped.stages]
+    assert retrain.merge == shipped.merge
+    for a, b in zip(shipped.stages, retrain.stages):
+        assert a.recipe.data == "espeak" and b.recipe.data == "multi-engine"
+        assert replace(b.recipe, data="espeak").to_dict() == a.recipe.to_dict()

@@ -377,3 +377,20 @@ def test_a_full_run_continues_from_its_decoder_alone(protocol, tmp_path):
         torch.testing.assert_close(a, b, atol=2e-3, rtol=1e-3, msg=name)
     for (name, a), (_, b) in zip(cont.audio.named_parameters(), base.audio.named_parameters()):
         torch.testing.assert_close(a, b.to(a.dtype), atol=2e-3, rtol=1e-3, msg=name)
+
+
+def test_side_channel_sessions_render_as_their_data_says(protocol):
+    """By default a side channel hears the `train` suite's rendering (the shipped one's); `data` changes that."""
+    from ticktock.scenarios import EspeakRenderer, espeak_available
+    from ticktock.scenarios.suites import render_script, script_at
+    from ticktock.train.data import TrainingData
+    from ticktock.train.side_channel.mixture import Mixture
+    from ticktock.train.side_channel.sources.plain import PlainSource
+
+    if not espeak_available():
+        pytest.skip("espeak-ng not installed")
+    got = Mixture(protocol, [PlainSource()]).render(script_at("heldout", 2), 5)
+    want = render_script(script_at("heldout", 2), "train", EspeakRenderer(), seed=5)
+    assert np.array_equal(got.session[3], want.audio)
+    other = Mixture(protocol, [PlainSource()], data=TrainingData("noisy", augment=False, prompts=True))
+    assert other.render(script_at("heldout", 2), 5).session[0] != got.session[0]  # a training prompt drawn

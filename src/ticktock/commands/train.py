@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
     s = tsub.add_parser("side-channel", help="teach a base model to write a transcription side channel "
                         "(docs/side-channel-training.md)")
     s.add_argument("--config", default="paper", metavar="PRESET|FILE",
-                   help="a recipe, or a staged recipe, by preset name (paper, shipped) or JSON file")
+                   help="a recipe, or a staged recipe, by preset name (paper, shipped, retrain) or JSON file")
     s.add_argument("--out", required=True, help="output folder (a staged recipe: one folder per stage, side-channel/)")
     s.add_argument("--base", default=None, help="the base model directory (default: the shipped ticktock-tiny)")
     s.add_argument("--init", default=None, help="continue from a run's adapter/ folder, or (a full recipe) from a "

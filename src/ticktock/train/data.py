@@ -89,16 +89,23 @@ def render_training_session(data: TrainingData, rng: random.Random, seed: int, r
                             family_weights: dict[str, float] | None = None,
                             reply_weights: dict[str, float] | None = None) -> Rendered:
     """One fresh training session of `data`, drawn from `rng` (voices and noise from `seed`)."""
-    from ..scenarios.augment import CLEAN, Augment, training_chain
     from ..scenarios.intents.exchange import fresh_phrasings
-    from ..scenarios.prompts import training_prompt
-    from ..scenarios.render import render_session
-    from ..scenarios.suites import PHASE_JITTER_S, phase_shifted, render_script
-    from ..scenarios.voices import draw_voice
     from .base import draw_training_script
 
     with fresh_phrasings(data.fresh_phrasings):
         script = draw_training_script(rng, family_weights, reply_weights)
+    return render_training_script(data, script, rng, seed, renderer)
+
+
+def render_training_script(data: TrainingData, script, rng: random.Random, seed: int, renderer) -> Rendered:
+    """`script` rendered as `data` renders its training sessions: prompt and phase shift drawn from `rng`, voices,
+    noise and effects from `seed`. `espeak`: as the `train` suite renders it."""
+    from ..scenarios.augment import CLEAN, Augment, training_chain
+    from ..scenarios.prompts import training_prompt
+    from ..scenarios.render import render_session
+    from ..scenarios.suites import PHASE_JITTER_S, phase_shifted, render_script
+    from ..scenarios.voices import draw_voice
+
     if data == DATA_PRESETS["espeak"]:
         return render_script(script, "train", renderer, seed=seed)
     if data.prompts:

@@ -19,9 +19,9 @@ from .stages import StagedRecipe, run_stages, staged_from
 
 
 def load_config(name_or_path: str) -> Recipe | StagedRecipe:
-    """A preset by name or a JSON file: a staged recipe if it lists `stages`, else one recipe."""
+    """A preset by name or a JSON file: a staged recipe if it lists `stages` (or extends one), else one recipe."""
     data = read_config(name_or_path)
-    return staged_from(data) if "stages" in data else recipe_from(data)
+    return staged_from(data) if "stages" in data or "extends" in data else recipe_from(data)
 
 
 __all__ = ["ADAPTERS", "SOURCES", "TERMS", "Recipe", "StagedRecipe", "load_config", "register",

@@ -1,6 +1,8 @@
 """The fork-safe example maker of a recipe: seed -> one `SideChannelExample` from a freshly rendered session.
 
-Each example comes from one of the recipe's sources, drawn by share. Sessions are rendered with training voices only.
+Each example comes from one of the recipe's sources, drawn by share. Sessions are rendered with training voices only,
+as `data` (a `train base` data preset) renders them: `espeak` as the shipped side channel was trained, `multi-engine`
+for a base retrained on it.
 
 `delay_jitter` J: at inference the model opens its segments a little earlier or later than the δ = 0.5 s rule, and
 distillation should cover the contexts that leaves too. Half the rendered sessions draw their emission delay δ from
@@ -21,6 +23,7 @@ import numpy as np
 
 from ...protocol import DuplexProtocol
 from ...scenarios.word_units import EMISSION_DELAY_S, word_units
+from ..data import DATA_PRESETS, TrainingData, render_training_script
 from ..examples import IGNORE, UnitSpec
 from .examples import SideChannelExample, pick_placement, recall_ends, script_unit_spec
 from .sources import Source
@@ -51,6 +54,7 @@ class Mixture:
     family_weights: dict[str, float] | None = None
     delay_jitter: float = 0.0
     hold_tags: tuple[str, ...] = ("pause",)
+    data: TrainingData = DATA_PRESETS["espeak"]  # how sessions are rendered (`train base`'s data presets)
 
     def __call__(self, seed: int) -> SideChannelExample:
         rng = random.Random(seed)
@@ -95,12 +99,11 @@ class Mixture:
     def render(self, script, seed: int) -> Rendered:
         """A script rendered with training voices. The recall ends are the rendered script's: rendering lays the
         units out anew."""
-        from ...scenarios.espeak import EspeakRenderer
-        from ...scenarios.suites import render_script
+        from ...scenarios.engines import Engines
         from ..base import _WORKER
 
-        renderer = _WORKER.setdefault("renderer", EspeakRenderer())
-        r = render_script(script, "train", renderer, seed=seed)
+        renderer = _WORKER.setdefault("renderer", Engines())
+        r = render_training_script(self.data, script, random.Random(f"render:{seed}"), seed, renderer)
         units = [script_unit_spec(u, self.hold_tags) for u in r.script.units]
         jitter = self.jitter(seed)
         delay = EMISSION_DELAY_S if jitter is None else jitter

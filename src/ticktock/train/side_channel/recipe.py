@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config_file import read_config as read_json
+from ..data import DATA_PRESETS
 from ..trainer import TrainConfig
 from .adapters import Adapter
 from .examples import PLACEMENT_CHOICES
@@ -38,6 +39,7 @@ class Recipe:
     placement: str = "after_decision"  # after_decision | after_content | both (one drawn per example)
     delay_jitter: float = 0.0  # seconds: half the sessions use δ = 0.5 ± this, distillation only (`mixture`)
     family_weights: dict[str, float] | None = None  # over-sampled task families of short sessions (None: uniform)
+    data: str = "espeak"  # how its sessions are rendered: a `train base` data preset (`train.data.DATA_PRESETS`)
     steps: int = 4000
     batch: int = 32
     lr: float = 5e-4  # the two new rows learn `row_lr_scale` times faster under a LoRA
@@ -67,6 +69,8 @@ class Recipe:
             raise ValueError("the 'recall' term acts on memory examples: add a 'memory' or 'long' source")
         if any(getattr(s, "local_distill", 0) for s in self.sources) and "distill" not in names:
             raise ValueError("a source's local_distill distils memory examples: add the 'distill' term")
+        if self.data not in DATA_PRESETS:
+            raise ValueError(f"data must be one of {', '.join(DATA_PRESETS)}, got {self.data!r}")
         if self.delay_jitter < 0:
             raise ValueError(f"delay_jitter must be non-negative, got {self.delay_jitter}")
         if min(self.steps, self.batch, self.warmup) < 1 or self.lr <= 0:

@@ -19,6 +19,7 @@ import torch
 
 from ...model import DuplexLM, load_model
 from ...protocol import DuplexProtocol
+from ..data import DATA_PRESETS
 from ..trainer import train
 from .batches import collate_side_channel
 from .examples import SideChannelExample
@@ -72,7 +73,7 @@ def train_side_channel(out: Path, recipe: Recipe, base: Path | None = None, init
     print(json.dumps({"params": model.n_params(), "adapter_params": adapter.n_trainable(), "init": str(init or ""),
                       "recipe": recipe.to_dict()}), flush=True)
     make_example = make_example or Mixture(proto, recipe.sources, recipe.placement, recipe.family_weights,
-                                           recipe.delay_jitter, recipe.hold_tags)
+                                           recipe.delay_jitter, recipe.hold_tags, DATA_PRESETS[recipe.data])
     pad = proto.id("pad")
     cfg = replace(recipe.train_config(time_budget_s, workers), log_every=log_every)
     log = train(model, make_example, pad, cfg, out, device, on_checkpoint=lambda m: adapter.save(m, tokenizer, out),

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...model.adapter import save_decoder_side_channel
 from .merge import interpolate_side_channels
-from .recipe import Recipe, recipe_from
+from .recipe import Recipe, read_config, recipe_from
 from .run import DONE_FILE, train_side_channel
 
 RESULT = "side-channel"  # OUT/side-channel: config.json and decoder.safetensors
@@ -74,14 +74,19 @@ class StagedRecipe:
 
 
 def staged_from(data: dict) -> StagedRecipe:
-    """A `StagedRecipe` from its JSON: named `recipes`, and stages naming one with `set` overrides of its fields."""
-    recipes, plugins = data.get("recipes", {}), data.get("plugins", [])
+    """A `StagedRecipe` from its JSON: named `recipes`, and stages naming one with `set` overrides of its fields.
+
+    `extends`: a staged preset (or file) whose recipes, stages and merge this one takes; a top-level `set`: fields
+    set in every stage's recipe (a stage's own `set` still wins)."""
+    if "extends" in data:
+        data = {**read_config(data["extends"]), **{k: v for k, v in data.items() if k != "extends"}}
+    recipes, plugins, every = data.get("recipes", {}), data.get("plugins", []), data.get("set", {})
     stages = []
     for s in data["stages"]:
         if s.get("recipe") not in recipes:
             raise ValueError(f"stage {s.get('name')!r}: unknown recipe {s.get('recipe')!r}; known: {', '.join(recipes)}")
         try:
-            recipe = recipe_from({"plugins": plugins, **recipes[s["recipe"]], **s.get("set", {})})
+            recipe = recipe_from({"plugins": plugins, **recipes[s["recipe"]], **every, **s.get("set", {})})
         except ValueError as err:
             raise ValueError(f"stage {s['name']!r}: {err}") from None
         stages.append(Stage(s["name"], recipe, s["seconds"], s.get("from"), s.get("note", "")))
