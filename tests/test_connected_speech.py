@@ -139,3 +139,26 @@ def test_the_training_line_says_what_the_data_holds() -> None:
     assert check_data(DATA_PRESETS["espeak"]) == "data espeak: espeak-ng's training voices"
     line = check_data(TrainingData("one-go", connected_share=0.5))
     assert line == "data one-go: espeak-ng's training voices; 50% of sessions said in one go"
+
+
+def _festival_training_voice() -> str | None:
+    from ticktock.scenarios.festival import festival_voices
+    from ticktock.scenarios.voices import FESTIVAL_TRAIN_VOICES, engine_voice
+
+    installed = festival_voices()
+    return next((v for v in FESTIVAL_TRAIN_VOICES if engine_voice(v) in installed), None)
+
+
+@pytest.mark.skipif(_festival_training_voice() is None, reason="no festival training voice installed")
+def test_festival_says_utterances_in_one_go_with_its_segments_times() -> None:
+    from ticktock.scenarios.festival import FestivalRenderer
+
+    texts = ["hmm, what's the weather in paris on friday?", "set a timer for twenty-five minutes.", "i'm at 10 am"]
+    said = FestivalRenderer().utterances(texts, Voice(_festival_training_voice(), 160))
+    assert set(said) == set(texts)
+    for text, (clip, times) in said.items():
+        assert len(times) == len(spoken_words(text)) and times[0][0] == 0
+        assert all(a < b <= c for (a, b), (c, _) in zip(times, times[1:]))
+        assert abs(times[-1][1] * SAMPLE_RATE - len(clip)) <= 2
+    clip, times = said[texts[0]]  # the comma's pause lies between "hmm" and "what's"
+    assert times[1][0] - times[0][1] > 0.05

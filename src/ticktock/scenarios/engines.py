@@ -1,5 +1,5 @@
 """One renderer interface over the speech engines: `words(words, voice) -> {word: 16 kHz clip}`, and for an
-engine that can say a whole utterance with word times, `utterance(text, voice) -> (clip, word times) | None`.
+engine that can say whole utterances with word times, `utterances(texts, voice) -> {text: (clip, word times)}`.
 
 `Engines` routes each voice to its engine's renderer (`voices.engine_of`), creating it on first use, so a
 session may mix engines and a worker holds one renderer (and one clip cache) per engine.
@@ -16,7 +16,8 @@ from .voices import Voice, engine_of
 
 class Renderer(Protocol):
     def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]: ...
-    # optional: `utterance(text, voice) -> (clip (n,), [(start_s, end_s)] per spoken word) | None`
+    # optional: `utterances(texts, voice) -> {text: (clip (n,), [(start_s, end_s)] per spoken word)}`, the texts
+    # it could time (the rest are rendered word by word)
 
 
 def make_renderer(engine: str) -> Renderer:
@@ -47,7 +48,7 @@ class Engines:
     def words(self, words: Iterable[str], voice: Voice) -> dict[str, np.ndarray]:
         return self._for(voice).words(words, voice)
 
-    def utterance(self, text: str, voice: Voice) -> tuple[np.ndarray, list[tuple[float, float]]] | None:
-        """`text` in one go with word times where the voice's engine can, else None (word by word)."""
-        say = getattr(self._for(voice), "utterance", None)
-        return say(text, voice) if say is not None else None
+    def utterances(self, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list[tuple[float, float]]]]:
+        """The texts said in one go with word times, where the voice's engine can (none where it cannot)."""
+        say = getattr(self._for(voice), "utterances", None)
+        return say(texts, voice) if say is not None else {}

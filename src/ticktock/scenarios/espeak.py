@@ -156,9 +156,11 @@ class EspeakRenderer:
         for all the words not yet cached."""
         return self.cache.fetch(words, voice, self._render)
 
-    def utterance(self, text: str, voice: Voice) -> tuple[np.ndarray, list[tuple[float, float]]] | None:
-        """`text` said in one go, with its words' times (`espeak_connected`); None where they are not known."""
+    def utterances(self, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list[tuple[float, float]]]]:
+        """Each text said in one go, with its words' times (`espeak_connected`); a text whose times are not known
+        is left out."""
         if self._connected is None:
             from .espeak_connected import ConnectedEspeak
             self._connected = ConnectedEspeak(self.data_path)
-        return self._connected.utterance(text, voice)
+        said = {t: self._connected.utterance(t, voice) for t in dict.fromkeys(texts)}
+        return {t: got for t, got in said.items() if got is not None}

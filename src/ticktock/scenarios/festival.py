@@ -1,4 +1,5 @@
-"""Word audio from festival (its diphone and HTS voices), one word at a time (`wordwise`).
+"""Word audio from festival (its diphone and HTS voices), one word at a time (`wordwise`), and whole utterances
+with every word's time from festival's own segments (`utterances`).
 
 One festival process per batch of words: a Scheme script selects the voice, sets the speaking rate
 (Duration_Stretch = 170 / words per minute), writes each word to its own wav and prints its segments; the
@@ -14,8 +15,14 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
+import numpy as np
+import soundfile as sf
+
+from .espeak import resample_fft
+from .espeak_connected import speakable
 from .text import NOMINAL_RATE
 from .voices import Voice, engine_voice
 from .wordwise import WordByWord
@@ -25,6 +32,17 @@ SILENCES = {"pau", "#", "sil", "_", "h#"}  # the voices' pause segments
 # (name, end time) pairs of a word's segments, one printed line per word
 _SEGMENTS = """(define (tt_segs u)
   (mapcar (lambda (s) (format nil "%s=%f" (item.name s) (item.feat s "end"))) (utt.relation.items u 'Segment)))"""
+
+
+# (token, start, end) per written token: from its first word's first segment to its last word's last one
+_TOKENS = """(define (tt_tokens u)
+  (let ((t (utt.relation.first u 'Token)) (out nil))
+    (while t
+      (set! out (cons (format nil "%s=%f=%f" (item.name t)
+                        (item.feat t "daughter1.R:SylStructure.daughter1.daughter1.segment_start")
+                        (item.feat t "daughtern.R:SylStructure.daughtern.daughtern.end")) out))
+      (set! t (item.next t)))
+    (reverse out)))"""
 
 
 class FestivalError(RuntimeError):
@@ -39,6 +57,19 @@ def word_span(segments: list[tuple[str, float]]) -> tuple[float, float]:
         raise FestivalError(f"festival spoke no segment: {segments}")
     i, j = sounding[0], sounding[-1]
     return (segments[i - 1][1] if i else 0.0), segments[j][1]
+
+
+_PUNCT = str.maketrans("", "", ",.?!;:")
+
+
+def _clip_and_times(x: np.ndarray, sr: int, spans: list[tuple[float, float]]) -> tuple[np.ndarray, list] | None:
+    """The audio from the first span's start to the last one's end at 16 kHz, the spans relative to it; None if
+    the spans do not run forwards."""
+    if not spans or not all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:])) or spans[-1][0] >= spans[-1][1]:
+        return None
+    t0 = spans[0][0]
+    clip = resample_fft(x[int(round(t0 * sr)):int(round(spans[-1][1] * sr))], sr)
+    return clip, [(a - t0, b - t0) for a, b in spans]
 
 
 def festival_command() -> list[str] | None:
@@ -67,9 +98,35 @@ class FestivalRenderer(WordByWord):
             raise FestivalError("festival not found: install it or set TICKTOCK_FESTIVAL")
         self.cmd = cmd
 
+    def _voice_lines(self, voice: Voice) -> list[str]:
+        return [f"(voice_{engine_voice(voice.name)})", f"(Parameter.set 'Duration_Stretch {NOMINAL_RATE / voice.rate:.4f})"]
+
+    def utterances(self, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list[tuple[float, float]]]]:
+        """Each text said in one go, in one festival process: (16 kHz clip from its first word's start to its
+        last word's end, [(start_s, end_s)] per spoken word); a text whose tokens festival reads otherwise than
+        its spoken words is left out (rendered word by word)."""
+        texts = list(dict.fromkeys(texts))
+        spoken = [speakable(t)[0] for t in texts]  # [a-z0-9'-] words and closing punctuation: safe in Scheme
+        lines = [_TOKENS, *self._voice_lines(voice)]
+        with tempfile.TemporaryDirectory(prefix="ticktock-utterances-") as d:
+            for i, text in enumerate(spoken):
+                lines += [f'(set! u (utt.synth (Utterance Text "{text}")))', f'(utt.save.wave u "{d}/{i}.wav" \'riff)',
+                          f'(format t "TU {i} %l\\n" (tt_tokens u))']
+            proc = subprocess.run([*self.cmd, "--pipe"], input="\n".join(lines).encode(), capture_output=True)
+            self.calls += 1
+            found = {int(m[1]): [(n, float(a), float(b)) for n, a, b in re.findall(r'"([^"=]+)=([0-9.]+)=([0-9.]+)"', m[2])]
+                     for m in re.finditer(r"^TU (\d+) (.*)$", proc.stdout.decode(errors="replace"), re.M)}
+            out = {}
+            for i, text in enumerate(texts):
+                tokens, wav = found.get(i), Path(d) / f"{i}.wav"
+                if tokens is None or not wav.exists() or [n for n, _, _ in tokens] != spoken[i].translate(_PUNCT).split():
+                    continue
+                x, sr = sf.read(wav, dtype="float32")
+                out[text] = _clip_and_times(x if x.ndim == 1 else x.mean(1), sr, [(a, b) for _, a, b in tokens])
+        return {t: got for t, got in out.items() if got is not None}
+
     def synth(self, words: list[str], voice: Voice, folder: Path) -> list[tuple[float, float] | None]:
-        lines = [_SEGMENTS, f"(voice_{engine_voice(voice.name)})",
-                 f"(Parameter.set 'Duration_Stretch {NOMINAL_RATE / voice.rate:.4f})"]
+        lines = [_SEGMENTS, *self._voice_lines(voice)]
         # words are spoken_words(): [a-z0-9'-] only, safe inside a Scheme string
         for i, w in enumerate(words):
             lines += [f'(set! u (utt.synth (Utterance Text "{w}")))', f'(utt.save.wave u "{folder}/{i}.wav" \'riff)',

@@ -51,13 +51,8 @@ def _texts_by_voice(plan: Plan) -> dict[str, list[str]]:
 
 def _connected(renderer: Renderer, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list]]:
     """The texts that `renderer` says in one go: text -> (clip, word times); none if it cannot."""
-    say = getattr(renderer, "utterance", None)
-    out = {}
-    for text in dict.fromkeys(texts) if say is not None else ():
-        got = say(text, voice)
-        if got is not None:
-            out[text] = got
-    return out
+    say = getattr(renderer, "utterances", None)
+    return say(texts, voice) if say is not None else {}
 
 
 def render_session(script: Script, voice: Voice, rng: random.Random, renderer: Renderer,
@@ -69,7 +64,7 @@ def render_session(script: Script, voice: Voice, rng: random.Random, renderer: R
     needed and not given). All randomness (noise, gain, `chain`) comes from `rng`; `chain`'s voice
     effects change each voice's clips before the layout (drawn for each voice), its channel effects the
     mixed session. `connected`: each utterance is said in one go where the voice's engine can do that with
-    word times (`Renderer.utterance`), else word by word.
+    word times (`Renderer.utterances`), else word by word.
     """
     plan = Plan.from_dict(script.plan)
     texts = _texts_by_voice(plan)

@@ -2,8 +2,8 @@
 
 `multi-engine` (experiments/retraining-plan.md) adds, per training session: festival's training voices
 beside espeak-ng's (festival's installed ones; its held-out kdl voice and every ARCTIC-based or flite voice
-never), espeak-ng sessions said in one go (connected speech with word times from the library,
-`scenarios.espeak_connected`) half the time instead of word by word, the augmentation chain
+never), half the sessions said in one go instead of word by word (connected speech, word times from the
+engine: espeak-ng's library events, `scenarios.espeak_connected`, or festival's segments), the augmentation chain
 (`scenarios.augment.training_chain`), a random 0-1 s phase shift
 (`suites.phase_shifted`, the rule of `eval --phase-jitter`), a system prompt from a varied set that
 includes the live default (`scenarios.prompts`) and more request phrasings (`intents.fresh_phrasings`).
