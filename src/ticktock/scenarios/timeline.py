@@ -39,8 +39,8 @@ def units_overlapping(start: float, end: float) -> range:
 class Timeline:
     utterances: list[Utterance] = field(default_factory=list)
     words: list[dict] = field(default_factory=list)  # {word, start, end, speaker, role, voice, gain_db}
-    # what the renderer mixes, in the order of `words`: {start, speaker, voice, gain_db} and "word" (a word's
-    # clip) or "utterance" (the text of a connected clip, its first word starting at `start`)
+    # what the renderer mixes, sorted as `words` are: {start, speaker, voice, gain_db} and "word" (a word's clip)
+    # or "utterance" (the text of a connected clip, its first word starting at `start`)
     sounds: list[dict] = field(default_factory=list)
     noises: list[dict] = field(default_factory=list)  # {color, start, end, snr_db}
     units: list[UnitTarget] = field(default_factory=list)
