@@ -162,3 +162,19 @@ def test_festival_says_utterances_in_one_go_with_its_segments_times() -> None:
         assert abs(times[-1][1] * SAMPLE_RATE - len(clip)) <= 2
     clip, times = said[texts[0]]  # the comma's pause lies between "hmm" and "what's"
     assert times[1][0] - times[0][1] > 0.05
+
+
+@needs_library
+def test_two_instances_in_one_process_each_get_their_own_audio() -> None:
+    """The library has one callback per process: each synthesis points it back at its own instance. (The
+    library's state carries over between utterances, so the same text comes out within a few milliseconds.)"""
+    from ticktock.scenarios.espeak_connected import ConnectedEspeak
+
+    a, b = ConnectedEspeak(), ConnectedEspeak()
+    first = a.utterance("what is the capital of france?", VOICE)
+    other = b.utterance("yes.", VOICE)
+    again = a.utterance("what is the capital of france?", VOICE)
+    assert first is not None and other is not None and again is not None
+    assert abs(len(first[0]) - len(again[0])) < 0.01 * SAMPLE_RATE
+    assert np.allclose(first[1], again[1], atol=0.015)
+    assert abs(len(other[0]) - len(first[0])) > 0.1 * SAMPLE_RATE  # each got its own text

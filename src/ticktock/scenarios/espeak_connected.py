@@ -16,6 +16,10 @@ next under one word event ("of the week"); such a group's phonemes are shared ou
 said alone. Where the events do not account for every word that way, `utterance` returns None and the caller
 renders the utterance word by word.
 
+The library keeps its synthesizer's state from one utterance to the next (no call resets it), so the same text
+can come out a few samples longer or shorter, its word times moving by as much: a suite said in one go is
+reproducible to that, not to the bit (word-by-word rendering is, for a fresh renderer).
+
 Library and data: `$TICKTOCK_ESPEAK_LIB`, else libespeak-ng.so.1 in the data folder `$TICKTOCK_ESPEAK_DATA` (where
 the GPU kit unpacks both, scripts/gpu_env.sh), else the system's; the data folder as `espeak.espeak_command`.
 """
@@ -86,7 +90,6 @@ class ConnectedEspeak:
         self._marks: list[Mark] = []
         self._phonemes: dict[tuple[str, str], int] = {}  # (word, voice base) -> phonemes said alone
         self._callback = _CALLBACK(self._collect)  # kept: the library calls it for as long as it lives
-        self.lib.espeak_SetSynthCallback(self._callback)
 
     def _collect(self, wav, n: int, events) -> int:
         if n > 0:
@@ -102,6 +105,7 @@ class ConnectedEspeak:
 
     def synth(self, text: str, voice: Voice) -> tuple[np.ndarray, list[Mark]]:
         """(samples float32 at `sample_rate`, the word and phoneme events in order)."""
+        self.lib.espeak_SetSynthCallback(self._callback)  # the library holds one: another instance may have set its own
         if self.lib.espeak_SetVoiceByName(voice.name.encode()) != 0:
             raise EspeakError(f"espeak-ng has no voice {voice.name!r}")
         self.lib.espeak_SetParameter(_RATE, voice.rate, 0)
