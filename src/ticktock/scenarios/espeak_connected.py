@@ -77,7 +77,8 @@ def _load_library() -> ctypes.CDLL:
 
 
 class ConnectedEspeak:
-    """Whole utterances from libespeak-ng with word times; one per process (the library holds global state)."""
+    """Whole utterances from libespeak-ng with word times. The library is one per process; instances share it, each
+    synthesis pointing its one callback back at its own instance."""
 
     def __init__(self, data_path: str | None = None) -> None:
         self.lib = _load_library()
