@@ -85,6 +85,16 @@ def resample_fft(x: np.ndarray, sr_in: int, sr_out: int = SAMPLE_RATE) -> np.nda
     return y[: int(round(len(x) * sr_out / sr_in))].astype(np.float32)
 
 
+def cut_utterance(x: np.ndarray, sr: int, spans: list[tuple[float, float]]) -> tuple[np.ndarray, list] | None:
+    """An utterance said in one go, x (n,) at `sr`, with its words' (start, end) in seconds: the 16 kHz clip from
+    the first word's start to the last one's end and the spans relative to it; None unless the spans run forwards."""
+    if not spans or spans[-1][0] >= spans[-1][1] or not all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:])):
+        return None
+    t0 = spans[0][0]
+    clip = resample_fft(x[int(round(t0 * sr)):int(round(spans[-1][1] * sr))], sr)
+    return clip, [(a - t0, b - t0) for a, b in spans]
+
+
 def _parse_wav(data: bytes) -> tuple[np.ndarray, int]:
     """espeak-ng's streamed WAV (sizes unset) -> float32 samples, sample rate."""
     if data[:4] != b"RIFF" or b"data" not in data[:200]:

@@ -34,9 +34,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..audio.io import SAMPLE_RATE
-from .espeak import EspeakError, resample_fft
-from .text import spoken_words
+from .espeak import EspeakError, cut_utterance
+from .text import speakable
 from .voices import Voice
 
 _SYNCHRONOUS, _PHONEME_EVENTS = 2, 1  # espeak_AUDIO_OUTPUT, espeak_Initialize options
@@ -138,28 +137,8 @@ class ConnectedEspeak:
         samples = word_samples(marks, spans, len(x), lambda i: self.phonemes(words[i].rstrip(",.?!;:"), voice))
         if samples is None:
             return None
-        first, last = samples[0][0], samples[-1][1]
-        clip = resample_fft(x[first:last], self.sample_rate)
-        scale = len(clip) / max(1, last - first)
-        times = [((a - first) * scale / SAMPLE_RATE, (b - first) * scale / SAMPLE_RATE) for a, b in samples]
-        return clip, times
-
-
-def speakable(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """The text handed to espeak-ng (each token's spoken words, its closing punctuation kept for the
-    prosody) and each spoken word's 1-based character span [a, b) in it (for reading the events by eye)."""
-    parts, spans, pos = [], [], 1
-    for tok in text.split():
-        words = spoken_words(tok)
-        for w in words:
-            spans.append((pos, pos + len(w)))
-            parts.append(w)
-            pos += len(w) + 1
-        tail = tok.rstrip()[-1:] if words and tok.rstrip()[-1:] in ",.?!;:" else ""
-        if tail:
-            parts[-1] += tail
-            pos += 1
-    return " ".join(parts), spans
+        sr = self.sample_rate
+        return cut_utterance(x, sr, [(a / sr, b / sr) for a, b in samples])
 
 
 def word_samples(marks: list[Mark], spans: list[tuple[int, int]], n: int,

@@ -21,9 +21,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from .espeak import resample_fft
-from .espeak_connected import speakable
-from .text import NOMINAL_RATE
+from .espeak import cut_utterance
+from .text import NOMINAL_RATE, speakable, spoken_words
 from .voices import Voice, engine_voice
 from .wordwise import WordByWord
 
@@ -57,19 +56,6 @@ def word_span(segments: list[tuple[str, float]]) -> tuple[float, float]:
         raise FestivalError(f"festival spoke no segment: {segments}")
     i, j = sounding[0], sounding[-1]
     return (segments[i - 1][1] if i else 0.0), segments[j][1]
-
-
-_PUNCT = str.maketrans("", "", ",.?!;:")
-
-
-def _clip_and_times(x: np.ndarray, sr: int, spans: list[tuple[float, float]]) -> tuple[np.ndarray, list] | None:
-    """The audio from the first span's start to the last one's end at 16 kHz, the spans relative to it; None if
-    the spans do not run forwards."""
-    if not spans or not all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:])) or spans[-1][0] >= spans[-1][1]:
-        return None
-    t0 = spans[0][0]
-    clip = resample_fft(x[int(round(t0 * sr)):int(round(spans[-1][1] * sr))], sr)
-    return clip, [(a - t0, b - t0) for a, b in spans]
 
 
 def festival_command() -> list[str] | None:
@@ -119,10 +105,10 @@ class FestivalRenderer(WordByWord):
             out = {}
             for i, text in enumerate(texts):
                 tokens, wav = found.get(i), Path(d) / f"{i}.wav"
-                if tokens is None or not wav.exists() or [n for n, _, _ in tokens] != spoken[i].translate(_PUNCT).split():
+                if tokens is None or not wav.exists() or [n for n, _, _ in tokens] != spoken_words(text):
                     continue
                 x, sr = sf.read(wav, dtype="float32")
-                out[text] = _clip_and_times(x if x.ndim == 1 else x.mean(1), sr, [(a, b) for _, a, b in tokens])
+                out[text] = cut_utterance(x if x.ndim == 1 else x.mean(1), sr, [(a, b) for _, a, b in tokens])
         return {t: got for t, got in out.items() if got is not None}
 
     def synth(self, words: list[str], voice: Voice, folder: Path) -> list[tuple[float, float] | None]:

@@ -89,3 +89,20 @@ def speech_pieces(text: str) -> list[str]:
     if cur:
         pieces.append(" ".join(cur))
     return pieces
+
+
+def speakable(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text handed to a speech engine to say in one go (each token's spoken words, its closing punctuation kept
+    for the prosody) and each spoken word's 1-based character span [a, b) in it."""
+    parts, spans, pos = [], [], 1
+    for tok in text.split():
+        words = spoken_words(tok)
+        for w in words:
+            spans.append((pos, pos + len(w)))
+            parts.append(w)
+            pos += len(w) + 1
+        tail = tok.rstrip()[-1:] if words and tok.rstrip()[-1:] in ",.?!;:" else ""
+        if tail:
+            parts[-1] += tail
+            pos += 1
+    return " ".join(parts), spans
