@@ -6,6 +6,8 @@ import json
 import random
 import re
 
+import pytest
+
 from ticktock.scenarios.compose import DEFAULT_SYSTEM_PROMPT, SYSTEM_PROMPTS, TOOLS_LINE
 from ticktock.scenarios.intents import short_question, tool_request
 from ticktock.scenarios.intents.exchange import FILLERS, fresh_phrasings
@@ -124,3 +126,29 @@ def test_fresh_phrasings_say_values_in_other_words_with_the_same_call() -> None:
     for ex in draws(False):
         assert not any(w in ex.text for ws in tools.DURATIONS.values() for w in ws)
         assert "half past" not in ex.text and "of us" not in ex.text and " take away " not in ex.text
+
+
+def test_a_room_bank_made_elsewhere_needs_no_room_simulator(tmp_path, monkeypatch) -> None:
+    """A GPU machine brings the bank ($TICKTOCK_ROOMS) but not pyroomacoustics: the data check takes the bank; with
+    no bank it asks for the simulator."""
+    import sys
+    import types
+
+    import numpy as np
+
+    from ticktock.scenarios import rooms
+    from ticktock.train.data import TrainingData, check_data
+
+    monkeypatch.setitem(sys.modules, "pyworld", types.ModuleType("pyworld"))
+    monkeypatch.setitem(sys.modules, "pyroomacoustics", None)  # import fails
+    bank = tmp_path / "rooms.npz"
+    np.savez_compressed(bank, rt60=np.array([0.3]), h0=np.array([1.0, 0.5], dtype=np.float16))
+    monkeypatch.setenv("TICKTOCK_ROOMS", str(bank))
+    rooms.room_bank.cache_clear()
+    try:
+        assert check_data(TrainingData("aug", augment=True)).endswith("augmentation chain on")
+        monkeypatch.setenv("TICKTOCK_ROOMS", str(tmp_path / "none.npz"))
+        with pytest.raises(ValueError, match="needs pyroomacoustics"):
+            check_data(TrainingData("aug", augment=True))
+    finally:
+        rooms.room_bank.cache_clear()

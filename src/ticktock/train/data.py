@@ -64,12 +64,15 @@ def check_data(data: TrainingData) -> str:
             raise ValueError(f"data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
         said.append(f"festival voices {', '.join(voices)}")
     if data.augment:
+        from ..scenarios.rooms import room_bank, rooms_path
+
         try:
-            import pyroomacoustics  # noqa: F401  (the room bank)
             import pyworld  # noqa: F401  (the chain's WORLD resynthesis)
+
+            if not rooms_path().exists():  # a bank made elsewhere ($TICKTOCK_ROOMS) needs no simulator
+                import pyroomacoustics  # noqa: F401
         except ImportError as e:
             raise ValueError(f"data {data.name} needs {e.name}: pip install -e '.[augment]'") from None
-        from ..scenarios.rooms import room_bank
 
         room_bank()
         said.append("augmentation chain on")
