@@ -1,0 +1,51 @@
+"""What a model answered and called on a suite's questions and tool requests, beside what the script expects:
+one line per session (`ok` / `WRONG`), then the counts. Closed loop, AR greedy, the mock tools, as `ticktock eval`.
+
+Usage: python experiments/probes/answers.py SUITE [MODEL_DIR] [--families short_qa,tool_call] [--n N]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+import torch
+
+from ticktock.bench.quality import normalize, run_session
+from ticktock.runtime import load_runtime
+from ticktock.scenarios.store import ensure_suite
+from ticktock.scenarios.suites import load_session
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("suite")
+    ap.add_argument("model", nargs="?")
+    ap.add_argument("--families", default="short_qa,tool_call")
+    ap.add_argument("--n", type=int, default=None, help="only the first N sessions of those families")
+    args = ap.parse_args()
+    torch.set_grad_enabled(False)
+    rt = load_runtime(args.model)
+    folder, entries = ensure_suite(args.suite)
+    entries = [e for e in entries if e["family"] in args.families.split(",")][:args.n]
+    right = Counter()
+    for e in entries:
+        _, audio = load_session(folder, e)
+        out = run_session(rt.model, rt.protocol, e, audio)
+        if out.tool_ok is not None:
+            ok = out.tool_ok
+            want = [u["content"] for u in e["units"] if u["decision"] == "tool"]
+            got = [r.tool_call for r in out.units if r.decision == "tool"]
+        else:
+            ok = bool(out.answer_ok)
+            want = normalize(" ".join(u["content"] for u in e["units"] if u["decision"] == "speak"))
+            got = normalize(" ".join(r.text for r in out.units if r.decision == "speak"))
+        heard = " ".join(u["content"] for u in e["units"] if u.get("heard"))[:70]
+        right[e["family"], ok] += 1
+        print(f"{'ok   ' if ok else 'WRONG'} {e['id']} want {want} got {got}" + (f"  ({heard})" if heard else ""))
+    for fam in sorted({f for f, _ in right}):
+        print(f"{fam}: {right[fam, True]}/{right[fam, True] + right[fam, False]}")
+
+
+if __name__ == "__main__":
+    main()
