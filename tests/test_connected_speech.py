@@ -100,6 +100,24 @@ def test_a_connected_session_is_laid_out_from_the_utterances_word_times() -> Non
     assert r.script.units != plain.script.units or r.words != plain.words
 
 
+
+def test_a_part_a_pause_follows_is_said_with_a_continuing_tone() -> None:
+    """A request part before a mid-sentence pause goes to the engine with a comma (espeak-ng then keeps the phrase
+    open instead of closing it as a sentence ends); its words and times are those of the part."""
+    script = next(s for s in map(lambda i: script_at("heldout", i), range(60)) if s.family == "pause_handling")
+    parts = [u.text for u in script.utterances if u.role == "part"]
+    asked: list[str] = []
+
+    class Recording(EspeakRenderer):
+        def utterances(self, texts, voice):
+            asked.extend(texts)
+            return super().utterances(texts, voice)
+
+    r = render_session(script, VOICE, random.Random(0), Recording(), CLEAN, connected=True)
+    assert parts and all(p + "," in asked and p not in asked for p in parts)
+    assert all(t in asked for t in (u.text for u in script.utterances if u.role != "part" and u.speaker == "user"))
+    check_script(r.script, r.words)
+
 def test_heldout_connected_is_heldouts_sessions_said_in_one_go() -> None:
     s = SUITES["heldout-connected"]
     assert s.connected and s.n == SUITES["heldout"].n and s.split == "heldout"

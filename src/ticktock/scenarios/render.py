@@ -15,6 +15,7 @@ a random gain is applied.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,10 +50,22 @@ def _texts_by_voice(plan: Plan) -> dict[str, list[str]]:
     return out
 
 
-def _connected(renderer: Renderer, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list]]:
-    """The texts that `renderer` says in one go: text -> (clip, word times); none if it cannot."""
+def _open_parts(plan: Plan) -> set[str]:
+    """The texts of request parts a pause follows (role "part")."""
+    return {ev.text for ev in plan.events if isinstance(ev, Say) and ev.role == "part"}
+
+
+def _connected(renderer: Renderer, texts: list[str], voice: Voice, open_parts: Collection[str] = ()
+               ) -> dict[str, tuple[np.ndarray, list]]:
+    """The texts that `renderer` says in one go: text -> (clip, word times); none if it cannot. A part that a pause
+    follows is said with a comma's continuing tone: the engine would close unpunctuated text as a sentence ends
+    (a falling tone), which is how a turn ends, not how a person sounds who stops mid-sentence."""
     say = getattr(renderer, "utterances", None)
-    return say(texts, voice) if say is not None else {}
+    if say is None:
+        return {}
+    said = {t: t + "," if t in open_parts and t[-1:].isalnum() else t for t in texts}
+    whole = say([said[t] for t in texts], voice)
+    return {t: whole[s] for t, s in said.items() if s in whole}
 
 
 def render_session(script: Script, voice: Voice, rng: random.Random, renderer: Renderer,
@@ -71,7 +84,8 @@ def render_session(script: Script, voice: Voice, rng: random.Random, renderer: R
     voices = {"main": voice}
     if texts["other"]:
         voices["other"] = other or draw_voice(rng, split_of(voice.name), exclude=voice.name)
-    whole = {k: _connected(renderer, texts[k], v) if connected else {} for k, v in voices.items()}
+    open_parts = _open_parts(plan)
+    whole = {k: _connected(renderer, texts[k], v, open_parts) if connected else {} for k, v in voices.items()}
     wanted = {k: {w for t in texts[k] if t not in whole[k] for w in spoken_words(t)} for k in voices}
     clips = {k: renderer.words(wanted[k], v) for k, v in voices.items()}
     drawn: dict = {}
