@@ -10,7 +10,7 @@ import pytest
 
 from ticktock.scenarios.compose import DEFAULT_SYSTEM_PROMPT, SYSTEM_PROMPTS, TOOLS_LINE
 from ticktock.scenarios.intents import short_question, tool_request
-from ticktock.scenarios.intents.exchange import FILLERS, fresh_phrasings
+from ticktock.scenarios.intents.exchange import FILLERS, LEADS, TAILS, fresh_phrasings
 from ticktock.scenarios.phrasings import PHRASINGS
 from ticktock.scenarios.prompts import training_prompt
 from ticktock.scenarios.suites import SUITES, phase_shifted, script_at
@@ -50,26 +50,35 @@ def test_suites_keep_their_prompts_and_phrasings() -> None:
         assert script_at("heldout", i).system in {f"{p} {TOOLS_LINE}" for p in SYSTEM_PROMPTS}
 
 
-def test_fresh_phrasings_add_wordings_and_fillers() -> None:
+def test_fresh_phrasings_add_wordings_fillers_leads_and_tails() -> None:
     plain = {short_question(random.Random(i)).text for i in range(300)}
     with fresh_phrasings():
         fresh = {short_question(random.Random(i)).text for i in range(300)}
     assert fresh - plain and any(t.startswith(tuple(FILLERS)) for t in fresh)
+    assert any(lead in t for t in fresh for lead in LEADS)
+    assert any(t.endswith(f", {tail}?") for t in fresh for tail in TAILS["?"])
+    assert not any(lead in t for t in plain for lead in LEADS)
 
 
 def test_no_training_phrasing_is_a_phrasings_sentence() -> None:
-    """The `phrasings` suite stays held out: no draw of the intents (fresh or not, fillers stripped) is one of
-    its requests."""
+    """The `phrasings` suite stays held out: no draw of the intents (fresh or not; filler, lead-in and tail
+    stripped) is one of its requests."""
     held = {_norm(ex.text) for _, ex in PHRASINGS}
     fillers = tuple(_norm(f) + " " for f in FILLERS)
+    leads = tuple(_norm(f) + " " for f in LEADS)
+    tails = tuple(" " + _norm(t) for t in {*TAILS["?"], *TAILS[""]})
     seen = set()
     with fresh_phrasings():
         for i in range(6000):
             rng = random.Random(i)
             for text in (short_question(rng).text, tool_request(rng, 0.0).text):
                 t = _norm(text)
-                seen.add(t[len(next((f for f in fillers if t.startswith(f)), "")):])
                 seen.add(t)
+                t = t[len(next((f for f in fillers if t.startswith(f)), "")):]
+                seen.add(t)
+                t = t[len(next((f for f in leads if t.startswith(f)), "")):]
+                seen.add(t)
+                seen.add(t[:len(t) - len(next((f for f in tails if t.endswith(f)), ""))])
     assert not seen & held
 
 

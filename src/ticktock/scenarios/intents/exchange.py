@@ -13,6 +13,12 @@ from typing import Iterator, Sequence
 _FRESH: ContextVar[bool] = ContextVar("fresh_phrasings", default=False)
 FILLERS = ["um, ", "uh, ", "so, ", "okay, ", "hey, ", "right, ", "hmm, ", "well, ", "oh, ", "alright, "]
 FILLER_P = 0.3
+# Ways into and out of any request (fresh phrasings): they name no intent and no value, so what the request asks
+# moves within the sentence and the model must find it there, not at a template's place.
+LEADS = ["i have a question, ", "can you help me, ", "tell me something, ", "i'd like to know, ", "one more thing, ",
+         "i was wondering, ", "let me ask you, ", "excuse me, ", "sorry, ", "now, ", "listen, ", "hello, "]
+TAILS = {"?": ["do you know", "if you know", "please", "thanks"], "": ["please", "for me", "if you can", "thanks"]}
+FRAME_P = 0.25
 
 
 @dataclass
@@ -81,8 +87,20 @@ def said(rng: random.Random, plain: str, others: Sequence[str] = ()) -> str:
 
 def phrase(rng: random.Random, templates: list[str], more: Sequence[str] = (), **slots: object) -> str:
     """One of several phrasings of an intent, with its slots filled in; under `fresh_phrasings`, drawn from
-    `templates` and `more`, with a filler in front three times in ten."""
+    `templates` and `more`, `framed`, and with a filler in front three times in ten."""
     if not _FRESH.get():
         return rng.choice(templates).format(**slots)
-    text = rng.choice([*templates, *more]).format(**slots)
+    text = framed(rng, rng.choice([*templates, *more]).format(**slots))
     return rng.choice(FILLERS) + text if rng.random() < FILLER_P else text
+
+
+def framed(rng: random.Random, text: str) -> str:
+    """`text` with a lead-in (`LEADS`) and a tail (`TAILS`: a question's or a request's, before the closing mark),
+    each FRAME_P of the time."""
+    if rng.random() < FRAME_P:
+        text = rng.choice(LEADS) + text
+    if rng.random() < FRAME_P:
+        body, mark = (text[:-1], text[-1]) if text[-1:] in "?.!" else (text, "")
+        tail = rng.choice(TAILS["?" if mark == "?" else ""])
+        text = text if tail in body else f"{body}, {tail}{mark}"
+    return text
