@@ -25,9 +25,11 @@ deps: deps-demo deps-test
 deps-demo:
 	@command -v espeak-ng >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng)
 
-# the browser test drives Debian's chromium through Playwright (no Playwright browser download)
+# the browser test drives Debian's chromium through Playwright (no Playwright browser download); SAM (the
+# held-out engine's test) where node and npm are there
 deps-test:
 	@command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
+	@! command -v npm >/dev/null || scripts/prepare_sam.sh >/dev/null || echo "SAM not installed: its test skips"
 
 venv: deps $(VENV)/.installed
 

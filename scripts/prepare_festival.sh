@@ -3,13 +3,13 @@
 # unpacks them with dpkg -x, as it does espeak-ng). Usage, from the project root:
 #   scripts/prepare_festival.sh .gpu-festival [train|heldout]
 # train: festival's training voices that fit the 64 MiB a run may carry once the shipped side channel's weights are
-# left out of it (scripts/device_slim.sh): Catalan ona (an HTS voice), Finnish mv and Italian pc and lp (diphone
-# voices); scenarios/voices.py lists all of them; heldout: the kdl voice of `heldout-festival-kdl`.
+# left out of it (scripts/device_slim.sh): the English kdl (diphones), Catalan ona (an HTS voice), Finnish mv and
+# Italian pc (diphone voices); scenarios/voices.py lists all of them; heldout: kdl alone, for `heldout-festival-kdl`.
 # ARCTIC-based voices and flite are never fetched: they never enter training. The folder is ignored by git.
 set -euo pipefail
 dest=${1:?destination folder}; set=${2:-train}
 case $set in
-  train) voices="festival-ca festvox-ca-ona-hts festvox-suopuhe-common festvox-suopuhe-mv festlex-ifd festvox-italp16k
+  train) voices="festvox-kdlpc16k festival-ca festvox-ca-ona-hts festvox-suopuhe-common festvox-suopuhe-mv festlex-ifd
          festvox-itapc16k" ;;
   heldout) voices="festvox-kdlpc16k" ;;
   *) echo "unknown voice set $set (train|heldout)" >&2; exit 2 ;;

@@ -98,7 +98,7 @@ def test_suites_have_distinct_seeds_and_voice_splits() -> None:
     assert len({s.seed for s in own}) == len(own)
     assert all(s.seed == SUITES[s.source].seed for s in SUITES.values())
     assert SUITES["train"].split == "train" and SUITES["train"].n is None
-    assert all(s.split in ("heldout", "festival-kdl", "flite") for k, s in SUITES.items() if k != "train")
+    assert all(s.split in ("heldout", "festival-kdl", "sam", "flite") for k, s in SUITES.items() if k != "train")
     assert not set(TRAIN_VOICES) & set(HELDOUT_VOICES)
     bases = lambda vs: {v.split("+")[0] for v in vs}  # noqa: E731
     variants = lambda vs: {v.split("+")[1] for v in vs}  # noqa: E731

@@ -1,5 +1,5 @@
 """The synthetic spoken-dialogue world (docs/design.md §5): scripted sessions for nine task families,
-rendered with espeak-ng (and, for training and held-out checks, festival and flite) to 16 kHz audio
+rendered with espeak-ng (and, for training and held-out checks, festival, SAM and flite) to 16 kHz audio
 with exact word times.
 
     from ticktock.scenarios import make_scripts, write_suite, load_manifest
@@ -8,7 +8,7 @@ with exact word times.
 
 Pieces: `world` (facts, mock tools), `intents/` (what is asked), `families` (how the turn
 unfolds), `plan` + `timeline` (events laid out in time; rules in `script`), `espeak` +
-`festival` + `flite` (other engines, `engines` routes voices to them) + `render` + `augment` + `effects`
+`festival` + `sam` + `flite` (other engines, `engines` routes voices to them) + `render` + `augment` + `effects`
 (audio), `voices` (train / held-out split), `suites` (named sets),
 `corpus` (tokenizer text).
 """

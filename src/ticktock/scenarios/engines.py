@@ -30,6 +30,9 @@ def make_renderer(engine: str) -> Renderer:
     if engine == "flite":
         from .flite import FliteRenderer
         return FliteRenderer()
+    if engine == "sam":
+        from .sam import SamRenderer
+        return SamRenderer()
     raise ValueError(f"unknown speech engine {engine!r}")
 
 

@@ -1,4 +1,4 @@
-"""Voices of every engine: espeak-ng's TRAIN and disjoint HELD-OUT sets, festival's, flite's.
+"""Voices of every engine: espeak-ng's TRAIN and disjoint HELD-OUT sets, festival's, SAM's, flite's.
 
 An espeak-ng voice is `base+variant` (e.g. `en-us+m3`) with a rate (words per minute) and pitch (0-99)
 drawn per session. Held-out bases and variants never occur in the training set. Another engine's voice is
@@ -7,10 +7,12 @@ augmentation (`augment`).
 
 festival's voices in Debian, by origin: the English ones are CMU's. `kal_diphone` (festvox-kallpc16k) and
 `cmu_us_slt_arctic_hts` (ARCTIC) and every flite voice (ARCTIC and kal) are the outside check and never
-train. `ked_diphone` (festvox-kdlpc16k, a 1997 CMU diphone voice, not ARCTIC) is the own held-out engine
-(`heldout-festival-kdl`). The rest read English with another language's front end (Catalan ona, an HTS
-voice; Finnish, Italian and Czech diphone voices) and are the second training engine. festival's Hindi and
-Russian voices cannot read Latin text and are not used.
+train. `ked_diphone` (festvox-kdlpc16k, a 1997 CMU diphone voice, not ARCTIC) is the one English festival voice
+training may hear, so it trains; `heldout-festival-kdl` still renders `heldout`'s scripts with it. The rest read
+English with another language's front end (Catalan ona, an HTS voice; Finnish, Italian and Czech diphone
+voices). festival's Hindi and Russian voices cannot read Latin text and are not used. SAM (`scenarios/sam.py`, a
+formant synthesizer of another lineage than espeak-ng's) is the own held-out engine: no SAM voice trains
+(`heldout-sam`).
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ PITCH = (30, 70)
 
 TRAIN_VOICES = tuple(f"{b}+{v}" for b in TRAIN_BASES for v in TRAIN_VARIANTS)
 HELDOUT_VOICES = tuple(f"{b}+{v}" for b in HELDOUT_BASES for v in HELDOUT_VARIANTS)
-FESTIVAL_TRAIN_VOICES = tuple(f"festival/{v}" for v in (
+FESTIVAL_KDL = ("festival/ked_diphone",)
+FESTIVAL_TRAIN_VOICES = (*FESTIVAL_KDL, *(f"festival/{v}" for v in (
     "upc_ca_ona_hts", "hy_fi_mv_diphone", "suo_fi_lj_diphone", "pc_diphone", "lp_diphone", "czech_dita",
-    "czech_machac"))
-FESTIVAL_HELDOUT_VOICES = ("festival/ked_diphone",)
+    "czech_machac")))
+SAM_HELDOUT_VOICES = ("sam/sam", "sam/elf", "sam/stuffy", "sam/old-lady")  # scenarios/sam.py's PRESETS
 OUTSIDE_VOICES = ("festival/kal_diphone", "festival/cmu_us_slt_arctic_hts",
                   *(f"flite/{v}" for v in ("slt", "rms", "awb", "kal16", "kal")))
-SPLITS = {"train": TRAIN_VOICES, "heldout": HELDOUT_VOICES, "festival-train": FESTIVAL_TRAIN_VOICES,
-          "festival-kdl": FESTIVAL_HELDOUT_VOICES, "flite": OUTSIDE_VOICES[2:]}
+# a voice in two splits belongs to the first (`split_of`): kdl's suite draws its background talker from kdl alone
+SPLITS = {"train": TRAIN_VOICES, "heldout": HELDOUT_VOICES, "festival-kdl": FESTIVAL_KDL,
+          "festival-train": FESTIVAL_TRAIN_VOICES, "sam": SAM_HELDOUT_VOICES, "flite": OUTSIDE_VOICES[2:]}
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class Voice:
 
 
 def engine_of(name: str) -> str:
-    """'espeak', 'festival' or 'flite': the engine a voice name belongs to."""
+    """'espeak', 'festival', 'sam' or 'flite': the engine a voice name belongs to."""
     return name.split("/", 1)[0] if "/" in name else "espeak"
 
 
