@@ -2,6 +2,7 @@
 one line per session (`ok` / `WRONG`), then the counts. Closed loop, AR greedy, the mock tools, as `ticktock eval`.
 
 Usage: python experiments/probes/answers.py SUITE [MODEL_DIR] [--families short_qa,tool_call] [--n N]
+                                           [--system-prompt default]   (SUITE heldout-jitter: `eval --phase-jitter`)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import torch
 
 from ticktock.bench.quality import normalize, run_session
 from ticktock.runtime import load_runtime
+from ticktock.scenarios.compose import DEFAULT_SYSTEM_PROMPT
 from ticktock.scenarios.store import ensure_suite
 from ticktock.scenarios.suites import load_session
 
@@ -23,11 +25,15 @@ def main() -> None:
     ap.add_argument("model", nargs="?")
     ap.add_argument("--families", default="short_qa,tool_call")
     ap.add_argument("--n", type=int, default=None, help="only the first N sessions of those families")
+    ap.add_argument("--system-prompt", default=None, help="every session's prompt, or 'default' (as `ticktock eval`)")
     args = ap.parse_args()
     torch.set_grad_enabled(False)
     rt = load_runtime(args.model)
     folder, entries = ensure_suite(args.suite)
     entries = [e for e in entries if e["family"] in args.families.split(",")][:args.n]
+    if args.system_prompt is not None:
+        system = DEFAULT_SYSTEM_PROMPT if args.system_prompt == "default" else args.system_prompt
+        entries = [{**e, "system": system} for e in entries]
     right = Counter()
     for e in entries:
         _, audio = load_session(folder, e)
