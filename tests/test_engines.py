@@ -44,6 +44,20 @@ def test_festival_word_times_are_exact() -> None:
     _exact_word_times(Voice("festival/ked_diphone", 170))
 
 
+@pytest.mark.skipif(not {"ked_diphone", "pc_diphone"} <= FESTIVAL, reason="festival's kdl and pc voices not installed")
+def test_english_through_italian_diphones_word_times_are_exact() -> None:
+    _exact_word_times(Voice("festival/english_pc_diphone", 170))
+
+
+def test_an_english_front_end_voice_names_what_it_needs() -> None:
+    from ticktock.scenarios.festival_english import diphones_of, needs, scheme_lines
+
+    assert diphones_of("english_pc_diphone") == "pc_diphone" and diphones_of("pc_diphone") is None
+    assert needs("english_lp_diphone") == ("ked_diphone", "lp_diphone") and needs("kal_diphone") == ("kal_diphone",)
+    lines = "\n".join(scheme_lines("english_pc_diphone"))
+    assert "(voice_ked_diphone)" in lines and "(us_db_select 'pc_lpc_group)" in lines and '("th" "t")' in lines
+
+
 @pytest.mark.skipif(flite_binary() is None, reason="flite not installed")
 def test_flite_word_times_are_exact() -> None:
     _exact_word_times(Voice("flite/slt", 160))

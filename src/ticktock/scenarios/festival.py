@@ -22,6 +22,7 @@ import numpy as np
 import soundfile as sf
 
 from .espeak import cut_utterance
+from .festival_english import diphones_of, scheme_lines
 from .text import NOMINAL_RATE, speakable, spoken_words
 from .voices import Voice, engine_voice
 from .wordwise import WordByWord
@@ -33,13 +34,17 @@ _SEGMENTS = """(define (tt_segs u)
   (mapcar (lambda (s) (format nil "%s=%f" (item.name s) (item.feat s "end"))) (utt.relation.items u 'Segment)))"""
 
 
-# (token, start, end) per written token: from its first word's first segment to its last word's last one
-_TOKENS = """(define (tt_tokens u)
+# (token, start, end) per written token: from its first word's first segment to its last word's last one; a
+# token's words may include its punctuation (the English front end's), which has no syllables
+_TOKENS = """(define (tt_spoken w step)
+  (while (and w (not (item.relation.daughtern w 'SylStructure))) (set! w (step w)))
+  w)
+(define (tt_tokens u)
   (let ((t (utt.relation.first u 'Token)) (out nil))
     (while t
       (set! out (cons (format nil "%s=%f=%f" (item.name t)
-                        (item.feat t "daughter1.R:SylStructure.daughter1.daughter1.segment_start")
-                        (item.feat t "daughtern.R:SylStructure.daughtern.daughtern.end")) out))
+                        (item.feat (tt_spoken (item.daughter1 t) item.next) "R:SylStructure.daughter1.daughter1.segment_start")
+                        (item.feat (tt_spoken (item.daughtern t) item.prev) "R:SylStructure.daughtern.daughtern.end")) out))
       (set! t (item.next t)))
     (reverse out)))"""
 
@@ -85,7 +90,9 @@ class FestivalRenderer(WordByWord):
         self.cmd = cmd
 
     def _voice_lines(self, voice: Voice) -> list[str]:
-        return [f"(voice_{engine_voice(voice.name)})", f"(Parameter.set 'Duration_Stretch {NOMINAL_RATE / voice.rate:.4f})"]
+        name = engine_voice(voice.name)
+        select = scheme_lines(name) if diphones_of(name) else [f"(voice_{name})"]
+        return [*select, f"(Parameter.set 'Duration_Stretch {NOMINAL_RATE / voice.rate:.4f})"]
 
     def utterances(self, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list[tuple[float, float]]]]:
         """Each text said in one go, in one festival process: (16 kHz clip from its first word's start to its

@@ -40,10 +40,11 @@ DATA_PRESETS = {p.name: p for p in (
 def festival_training_voices() -> tuple[str, ...]:
     """festival's training voices that are installed here."""
     from ..scenarios.festival import festival_voices
+    from ..scenarios.festival_english import needs
     from ..scenarios.voices import FESTIVAL_TRAIN_VOICES, engine_voice
 
     installed = festival_voices()
-    return tuple(v for v in FESTIVAL_TRAIN_VOICES if engine_voice(v) in installed)
+    return tuple(v for v in FESTIVAL_TRAIN_VOICES if set(needs(engine_voice(v))) <= installed)
 
 
 def check_data(data: TrainingData) -> str:
