@@ -5,7 +5,9 @@
 #                                     for any other DIR)
 set -euo pipefail
 dest=${1:-${TICKTOCK_DATA:+$(dirname "$TICKTOCK_DATA")/sam}}; dest=${dest:-$HOME/.cache/ticktock/sam}
-command -v node >/dev/null && command -v npm >/dev/null || { echo "SAM needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "SAM needs node and npm (apt-get install nodejs npm)" >&2; exit 1
+fi
 mkdir -p "$dest"
 npm install --silent --no-audit --no-fund --prefix "$dest" sam-js@0.3.1 >/dev/null
 echo "SAM installed in $dest/node_modules/sam-js"

@@ -43,8 +43,10 @@ _TOKENS = """(define (tt_spoken w step)
   (let ((t (utt.relation.first u 'Token)) (out nil))
     (while t
       (set! out (cons (format nil "%s=%f=%f" (item.name t)
-                        (item.feat (tt_spoken (item.daughter1 t) item.next) "R:SylStructure.daughter1.daughter1.segment_start")
-                        (item.feat (tt_spoken (item.daughtern t) item.prev) "R:SylStructure.daughtern.daughtern.end")) out))
+                        (item.feat (tt_spoken (item.daughter1 t) item.next)
+                                   "R:SylStructure.daughter1.daughter1.segment_start")
+                        (item.feat (tt_spoken (item.daughtern t) item.prev)
+                                   "R:SylStructure.daughtern.daughtern.end")) out))
       (set! t (item.next t)))
     (reverse out)))"""
 

@@ -11,9 +11,9 @@ train. `ked_diphone` (festvox-kdlpc16k, a 1997 CMU diphone voice, not ARCTIC) is
 training may hear, so it trains; `heldout-festival-kdl` still renders `heldout`'s scripts with it. kdl's English
 front end also speaks through the Italian voices' diphones (`english_pc_diphone`, `english_lp_diphone`:
 `festival_english.py`). The rest read English with another language's front end (Catalan ona, an HTS voice;
-Finnish, Italian and Czech diphone voices). festival's Hindi and Russian voices cannot read Latin text and are not used. SAM (`scenarios/sam.py`, a
-formant synthesizer of another lineage than espeak-ng's) is the own held-out engine: no SAM voice trains
-(`heldout-sam`).
+Finnish, Italian and Czech diphone voices). festival's Hindi and Russian voices cannot read Latin text and are
+not used. SAM (`scenarios/sam.py`, a formant synthesizer of another lineage than espeak-ng's) is the own held-out
+engine: no SAM voice trains (`heldout-sam`).
 """
 
 from __future__ import annotations
