@@ -56,6 +56,7 @@ def test_an_english_front_end_voice_names_what_it_needs() -> None:
     assert needs("english_lp_diphone") == ("ked_diphone", "lp_diphone") and needs("kal_diphone") == ("kal_diphone",)
     lines = "\n".join(scheme_lines("english_pc_diphone"))
     assert "(voice_ked_diphone)" in lines and "(us_db_select 'pc_lpc_group)" in lines and '("th" "t")' in lines
+    assert '("th" "T")' in "\n".join(scheme_lines("english_hy_fi_mv_diphone"))  # Finnish has the dental
 
 
 @pytest.mark.skipif(flite_binary() is None, reason="flite not installed")

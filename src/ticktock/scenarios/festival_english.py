@@ -1,18 +1,19 @@
-"""English said with another language's festival diphones: a second English engine from festival's Italian voices.
+"""English said with another language's festival diphones: more English voices from festival's foreign ones.
 
 festival's foreign voices read English with their own front end (an Italian reading of English spelling). Here the
 front end is the English one of festival's kdl voice (CMU lexicon, English phrasing, accents and durations) and only
 the waveform comes from the foreign voice's diphones (real recordings of another speaker), each English phone
 mapped to the nearest phone that voice has. Voice `festival/english_pc_diphone`: English phones in Piero Cosi's
-Italian diphones. Needs the kdl voice (festvox-kdlpc16k) and the diphone voice installed.
+Italian diphones (also `english_lp_diphone`, Italian, and `english_hy_fi_mv_diphone`, Finnish). Needs the kdl voice
+(festvox-kdlpc16k) and the diphone voice installed.
 """
 
 from __future__ import annotations
 
 PREFIX = "english_"
 FRONT = "ked_diphone"  # whose English front end speaks
-DIPHONE_DBS = {"pc_diphone": "pc_lpc_group", "lp_diphone": "lp_lpc_group"}  # voice -> its diphone database
-# CMU (radio) phones -> Italian phones (festival's italian phoneset); diphthongs keep their first vowel
+# CMU (radio) phones -> the nearest phones of festival's Italian and Finnish phone sets; diphthongs keep their
+# first vowel, phones a language lacks take the nearest it has
 TO_ITALIAN = {
     "aa": "a", "ae": "E", "ah": "a", "ao": "O", "aw": "a", "ax": "a", "ay": "a", "b": "b", "ch": "tS", "d": "d",
     "dh": "d", "eh": "E", "er": "e", "ey": "e", "f": "f", "g": "g", "hh": "#", "ih": "i", "iy": "i", "jh": "dZ",
@@ -20,6 +21,16 @@ TO_ITALIAN = {
     "sh": "S", "t": "t", "th": "t", "uh": "u", "uw": "u", "v": "v", "w": "w", "y": "j", "z": "z", "zh": "Z",
     "pau": "#",
 }
+TO_FINNISH = {
+    "aa": "a:", "ae": "e", "ah": "a", "ao": "o:", "aw": "a", "ax": "e", "ay": "a", "b": "b", "ch": "S", "d": "d",
+    "dh": "d", "eh": "e", "er": "e", "ey": "e", "f": "f", "g": "g", "hh": "h", "ih": "i", "iy": "i:", "jh": "j",
+    "k": "k", "l": "l", "m": "m", "n": "n", "ng": "N", "ow": "o", "oy": "o", "p": "p", "r": "r", "s": "s",
+    "sh": "S", "t": "t", "th": "T", "uh": "u", "uw": "u:", "v": "v", "w": "w", "y": "j", "z": "s", "zh": "S",
+    "pau": "#",
+}
+# voice -> (its diphone database, the phone map into its phone set)
+DIPHONE_DBS = {"pc_diphone": ("pc_lpc_group", TO_ITALIAN), "lp_diphone": ("lp_lpc_group", TO_ITALIAN),
+               "hy_fi_mv_diphone": ("mv_lpc_group", TO_FINNISH)}
 
 
 def diphones_of(voice: str) -> str | None:
@@ -36,7 +47,8 @@ def needs(voice: str) -> tuple[str, ...]:
 def scheme_lines(voice: str) -> list[str]:
     """festival commands that make the English front end speak through `voice`'s diphones."""
     db = diphones_of(voice)
-    pairs = " ".join(f'("{a}" "{b}")' for a, b in TO_ITALIAN.items())
+    database, phones = DIPHONE_DBS[db]
+    pairs = " ".join(f'("{a}" "{b}")' for a, b in phones.items())
     return [f"(voice_{FRONT})",
             f'(load (path-append (cdr (assoc \'{db} voice-locations)) "festvox/{db}.scm"))',  # its database
             f"(voice_{FRONT})",  # the English front end again, over whatever loading the voice file set
@@ -45,4 +57,4 @@ def scheme_lines(voice: str) -> list[str]:
             " (if m (item.set_name s (cadr m))))) (utt.relation.items utt 'Segment)) utt)",
             "(set! UniSyn_module_hooks (list tt_map_phones))",
             "(Parameter.set 'us_sigpr 'lpc)",
-            f"(us_db_select '{DIPHONE_DBS[db]})"]
+            f"(us_db_select '{database})"]

@@ -9,8 +9,8 @@ festival's voices in Debian, by origin: the English ones are CMU's. `kal_diphone
 `cmu_us_slt_arctic_hts` (ARCTIC) and every flite voice (ARCTIC and kal) are the outside check and never
 train. `ked_diphone` (festvox-kdlpc16k, a 1997 CMU diphone voice, not ARCTIC) is the one English festival voice
 training may hear, so it trains; `heldout-festival-kdl` still renders `heldout`'s scripts with it. kdl's English
-front end also speaks through the Italian voices' diphones (`english_pc_diphone`, `english_lp_diphone`:
-`festival_english.py`). The rest read English with another language's front end (Catalan ona, an HTS voice;
+front end also speaks through the Italian and Finnish voices' diphones (`english_pc_diphone`, `english_lp_diphone`,
+`english_hy_fi_mv_diphone`: `festival_english.py`). The rest read English with another language's front end (Catalan ona, an HTS voice;
 Finnish, Italian and Czech diphone voices). festival's Hindi and Russian voices cannot read Latin text and are
 not used. SAM (`scenarios/sam.py`, a formant synthesizer of another lineage than espeak-ng's) is the own held-out
 engine: no SAM voice trains (`heldout-sam`).
@@ -33,7 +33,8 @@ TRAIN_VOICES = tuple(f"{b}+{v}" for b in TRAIN_BASES for v in TRAIN_VARIANTS)
 HELDOUT_VOICES = tuple(f"{b}+{v}" for b in HELDOUT_BASES for v in HELDOUT_VARIANTS)
 FESTIVAL_KDL = ("festival/ked_diphone",)
 FESTIVAL_TRAIN_VOICES = (*FESTIVAL_KDL, *(f"festival/{v}" for v in (
-    "english_pc_diphone", "english_lp_diphone", "upc_ca_ona_hts", "hy_fi_mv_diphone", "suo_fi_lj_diphone",
+    "english_pc_diphone", "english_lp_diphone", "english_hy_fi_mv_diphone", "upc_ca_ona_hts", "hy_fi_mv_diphone",
+    "suo_fi_lj_diphone",
     "pc_diphone", "lp_diphone", "czech_dita", "czech_machac")))
 SAM_HELDOUT_VOICES = ("sam/sam", "sam/elf", "sam/stuffy", "sam/old-lady")  # scenarios/sam.py's PRESETS
 OUTSIDE_VOICES = ("festival/kal_diphone", "festival/cmu_us_slt_arctic_hts",
