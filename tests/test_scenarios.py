@@ -400,3 +400,38 @@ def test_jitter_suite_shifts_the_same_session_and_re_times_its_labels():
         assert first(rb) - first(ra) in (0, 1)  # the response moves with the speech
         shifts.append(shift)
     assert len(set(shifts)) == 3  # seeded per session, not one offset for all
+
+
+def test_a_suite_rendered_otherwise_is_rendered_again(tmp_path, monkeypatch) -> None:
+    """Scripts unchanged but the rendering changed since (another `RENDERING` stamp, or none: an older cache):
+    the cache is rendered again; with the current stamp it is reused."""
+    from dataclasses import replace
+
+    from ticktock.scenarios import store, suites
+    from ticktock.scenarios.render import RENDERING
+
+    monkeypatch.setitem(suites.SUITES, "pairs", replace(SUITES["pairs"], n=1))
+    calls = []
+    real = store.write_suite
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "write_suite", counted)
+    monkeypatch.setattr(suites, "_render_one", _fake_render)
+    folder, _ = store.ensure_suite("pairs", root=tmp_path, progress=False)
+    assert store.rendering_of(folder) == RENDERING and len(calls) == 1
+    store.ensure_suite("pairs", root=tmp_path, progress=False)
+    assert len(calls) == 1  # same stamp: reused
+    (folder / "rendering").write_text(f"{RENDERING - 1}\n")
+    store.ensure_suite("pairs", root=tmp_path, progress=False)
+    assert len(calls) == 2 and store.rendering_of(folder) == RENDERING
+    (folder / "rendering").unlink()
+    store.ensure_suite("pairs", root=tmp_path, progress=False)
+    assert len(calls) == 3
+
+
+def _fake_render(job: tuple) -> dict:
+    """A manifest entry of the script itself (no audio): the cache's bookkeeping is what is under test."""
+    return job[0]

@@ -31,6 +31,11 @@ from .timeline import realize
 from .voices import Voice, draw_voice, split_of
 
 
+# Raise when a change alters the audio of scripts rendered before (a cached suite stamped with another value is
+# rendered again): 2 = request parts before a pause said with a continuing tone.
+RENDERING = 2
+
+
 @dataclass
 class Rendered:
     audio: np.ndarray  # (n_units * 16000,) float32

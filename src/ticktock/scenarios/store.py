@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from .render import RENDERING
 from .suites import SUITES, DamagedManifest, load_manifest, make_scripts, write_suite
 
 
@@ -17,21 +18,30 @@ def data_root() -> Path:
 
 
 def ensure_suite(suite: str, root: Path | None = None, n: int | None = None, progress: bool = True) -> tuple[Path, list[dict]]:
-    """The suite's folder and manifest, rendering it first if it is not there or was rendered from
-    scripts the generator no longer writes (a cache from an older ticktock). A cache that holds the
-    first sessions of a suite grown since (sessions appended) renders only the new ones."""
+    """The suite's folder and manifest, rendering it first if it is not there, was rendered from
+    scripts the generator no longer writes or rendered otherwise (a cache from an older ticktock: its
+    `rendering` stamp is not `RENDERING`). A cache that holds the first sessions of a suite grown since
+    (sessions appended) renders only the new ones."""
     folder = (root or data_root()) / (suite if n is None else f"{suite}-{n}")
     want = n if n is not None else SUITES[suite].n
     if want is None:
         raise ValueError(f"suite {suite!r} is unbounded: pass n")
     with suite_lock(folder):  # two commands started at once render the suite once, one after the other
         entries = _cached_entries(folder)
-        if len(entries) > want or is_stale(suite, entries):
+        if len(entries) > want or is_stale(suite, entries) or rendering_of(folder) != RENDERING:
             entries = []
         if len(entries) < want:
             write_suite(suite, folder, n=want, progress=progress, kept=entries)
             entries = load_manifest(folder)
     return folder, entries
+
+
+def rendering_of(folder: Path) -> int | None:
+    """The `RENDERING` a suite folder was rendered with (None: before stamps, or not rendered)."""
+    try:
+        return int((folder / "rendering").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 def _cached_entries(folder: Path) -> list[dict]:

@@ -28,7 +28,7 @@ from .augment import Augment
 from .engines import Engines, Renderer
 from .families import FAMILIES, long_session, tool_pair
 from .phrasings import PHRASINGS, phrasing_script
-from .render import Rendered, render_session
+from .render import RENDERING, Rendered, render_session
 from .script import Script
 from .voices import draw_voice
 
@@ -174,7 +174,8 @@ def _render_one(job: tuple[dict, str, str, int | None]) -> dict:
 def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = None,
                 progress: bool = True, seed: int | None = None, workers: int | None = None,
                 kept: Sequence[dict] = ()) -> Path:
-    """Render a suite to `out_dir/audio/<id>.wav` (16 kHz PCM16) and `out_dir/manifest.jsonl`;
+    """Render a suite to `out_dir/audio/<id>.wav` (16 kHz PCM16), `out_dir/manifest.jsonl` and
+    `out_dir/rendering` (`render.RENDERING`);
     `kept`: the suite's first sessions, rendered already (their entries are written as they are),
     so only the sessions after them are rendered.
 
@@ -201,6 +202,7 @@ def write_suite(suite: str | Suite, out_dir: str | os.PathLike, n: int | None = 
                 f.write(json.dumps(_render_one(job)) + "\n")
                 bar.advance()
     os.replace(partial, manifest)
+    (out / "rendering").write_text(f"{RENDERING}\n")  # how it was rendered: store.ensure_suite reads it
     return manifest
 
 
