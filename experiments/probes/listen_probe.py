@@ -1,39 +1,58 @@
-"""How well a model hears: its word error rate in transcription mode on freshly rendered sessions.
+"""How well a model hears: its word error rate in transcription mode.
 
 The model gets the listening pre-training prompt ("Transcribe what you hear.") and each unit's
 speech is compared with the words that ended in that chunk (jiwer WER after normalisation).
-Usage: python experiments/probes/listen_probe.py MODEL_DIR {train|heldout} N
+Sessions are rendered afresh in espeak-ng (`train` or `heldout` voices) or read from a rendered
+suite (`suite:NAME`, e.g. `suite:heldout-sam`: the same scripts in another engine), so the
+hearing of one model can be compared across engines.
+Usage: python experiments/probes/listen_probe.py MODEL_DIR {train|heldout|suite:NAME} N
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Iterator
 
+import numpy as np
 import torch
 
+from ticktock.audio.io import load_audio
 from ticktock.bench.wer import corpus_wer
 from ticktock.runtime import load_runtime
-from ticktock.scenarios.espeak import EspeakRenderer
-from ticktock.scenarios.suites import render_script, script_at
 from ticktock.session import DuplexSession
 from ticktock.train.examples import TRANSCRIBE_SYSTEM, transcription_units
 
 
-def main(model_dir: str, split: str, n: int) -> None:
+def sessions(source: str, n: int) -> Iterator[tuple[np.ndarray, list[dict], int]]:
+    """(audio (n_units * 16000,), word times, n_units) of n sessions of `source`."""
+    if source.startswith("suite:"):
+        from ticktock.scenarios.store import ensure_suite
+
+        folder, entries = ensure_suite(source.removeprefix("suite:"))
+        for e in entries[:n]:
+            yield load_audio(folder / e["audio"]), e["words"], e["n_units"]
+        return
+    from ticktock.scenarios.espeak import EspeakRenderer
+    from ticktock.scenarios.suites import render_script, script_at
+
+    renderer = EspeakRenderer()
+    for i in range(n):
+        r = render_script(script_at(source, 10_000 + i, seed=7), source, renderer, seed=99 + i)
+        yield r.audio, r.words, r.script.n_units
+
+
+def main(model_dir: str, source: str, n: int) -> None:
     torch.set_grad_enabled(False)
     rt = load_runtime(model_dir)
-    renderer = EspeakRenderer()
     refs, hyps = [], []
-    for i in range(n):
-        script = script_at(split, 10_000 + i, seed=7)
-        r = render_script(script, split, renderer, seed=99 + i)
+    for i, (audio, words, n_units) in enumerate(sessions(source, n)):
         sess = DuplexSession(rt.model, rt.protocol, "ar", system=TRANSCRIBE_SYSTEM)
-        said = [sess.step(r.audio[k * 16000:(k + 1) * 16000]) for k in range(r.script.n_units)]
-        refs.append(" ".join(u.content for u in transcription_units(r.words, r.script.n_units) if u.content))
+        said = [sess.step(audio[k * 16000:(k + 1) * 16000]) for k in range(n_units)]
+        refs.append(" ".join(u.content for u in transcription_units(words, n_units) if u.content))
         hyps.append(" ".join(u.text for u in said if u.decision == "speak" and u.text))
         if i < 3:
             print(f"REF {refs[-1]}\nHYP {hyps[-1]}\n")
-    print(f"{split}: {n} sessions, WER {corpus_wer(refs, hyps):.3f}")
+    print(f"{source}: {len(refs)} sessions, WER {corpus_wer(refs, hyps):.3f}")
 
 
 if __name__ == "__main__":
