@@ -28,7 +28,7 @@ def ensure_suite(suite: str, root: Path | None = None, n: int | None = None, pro
         raise ValueError(f"suite {suite!r} is unbounded: pass n")
     with suite_lock(folder):  # two commands started at once render the suite once, one after the other
         entries = _cached_entries(folder)
-        if len(entries) > want or is_stale(suite, entries) or rendering_of(folder) != RENDERING:
+        if rendering_of(folder) != RENDERING or len(entries) > want or is_stale(suite, entries):  # cheapest first
             entries = []
         if len(entries) < want:
             write_suite(suite, folder, n=want, progress=progress, kept=entries)

@@ -34,8 +34,7 @@ HELDOUT_VOICES = tuple(f"{b}+{v}" for b in HELDOUT_BASES for v in HELDOUT_VARIAN
 FESTIVAL_KDL = ("festival/ked_diphone",)
 FESTIVAL_TRAIN_VOICES = (*FESTIVAL_KDL, *(f"festival/{v}" for v in (
     "english_pc_diphone", "english_lp_diphone", "english_hy_fi_mv_diphone", "upc_ca_ona_hts", "hy_fi_mv_diphone",
-    "suo_fi_lj_diphone",
-    "pc_diphone", "lp_diphone", "czech_dita", "czech_machac")))
+    "suo_fi_lj_diphone", "pc_diphone", "lp_diphone", "czech_dita", "czech_machac")))
 SAM_HELDOUT_VOICES = ("sam/sam", "sam/elf", "sam/stuffy", "sam/old-lady")  # scenarios/sam.py's PRESETS
 OUTSIDE_VOICES = ("festival/kal_diphone", "festival/cmu_us_slt_arctic_hts",
                   *(f"flite/{v}" for v in ("slt", "rms", "awb", "kal16", "kal")))
