@@ -7,7 +7,7 @@ import torch
 
 from conftest import noise_chunks, random_model
 from ticktock.bench.live import RealTimer, SkipTimer, live_loop
-from ticktock.bench.report import capacity
+from ticktock.bench.report import capacity, capacity_markdown
 from ticktock.bench.runner import closed_loop
 from ticktock.bench.sample import first_units
 from ticktock.decoding.registry import DECODERS
@@ -172,6 +172,7 @@ def test_capacity_is_the_largest_n_up_to_which_nothing_failed():
     sweep = {"1": {"ar": ok, "sl": ok}, "4": {"ar": bad, "sl": ok}, "8": {"ar": ok, "sl": bad}}
     assert capacity(sweep, "ar") == 1 and capacity(sweep, "sl") == 4
     assert capacity({"1": {"ar": bad}}, "ar") is None
+    assert "ar none (it failed at N = 4), sl N = 4" in capacity_markdown({"4": {"ar": bad, "sl": ok}})
 
 
 def test_a_live_replay_records_what_the_simulated_one_does(protocol):

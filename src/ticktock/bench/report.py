@@ -200,7 +200,10 @@ def capacity_markdown(sweep: dict[str, dict[str, dict]]) -> str:
              rate(m.get("lagging_sessions")), m.get("max_lag_ms_max"), rate(m.get("lossless")),
              m.get("device_mb_per_session")]
             for x in xs for d in decs for m in [sweep[x][d]]]
-    caps = ", ".join(f"{d} N = {capacity(sweep, d)}" for d in decs)
+    def cap(d):  # None: it failed at the smallest N swept
+        n = capacity(sweep, d)
+        return f"{d} N = {n}" if n is not None else f"{d} none (it failed at N = {xs[0]})"
+    caps = ", ".join(cap(d) for d in decs)
     return "\n".join(["", "## Latency vs sessions", "",
                       _table(["N", "decoder", "ℓ p50 ms", "ℓ p99 ms", "miss rate", "lagging", "max lag ms",
                               "lossless", "GPU MiB / session"], rows),
