@@ -176,6 +176,8 @@ def test_bench_command_json_line_keeps_its_keys_and_names_the_results_folder(pro
     line = json.loads(captured.out.strip().splitlines()[-1])
     assert list(line) == ["suite", "clock", "temperature", "concurrent_sessions", "decoders", "out"]
     assert line["out"] == str(out.resolve()) and (out / "summary.json").exists()
+    config = json.loads((out / "config.json").read_text())
+    assert config["hardware"] and config["hardware"] in (out / "report.md").read_text()  # which card or CPU ran it
     assert "bench quick" in captured.err  # progress, on stderr (plain lines: stderr is not a terminal here)
 
 

@@ -11,10 +11,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run_folder(path: Path, n: int, miss: float) -> Path:
+def _run_folder(path: Path, n: int, miss: float, hardware: str = "NVIDIA H200") -> Path:
     path.mkdir(parents=True)
     cfg = {"args": {"live": "batched", "seconds": 40.0}, "concurrent_sessions": n, "clock": "wall", "suite": "live",
-           "temperature": 0.0, "engine": "fast", "dtype": "bfloat16", "model": "m", "decoders": ["ar", "sl"]}
+           "temperature": 0.0, "engine": "fast", "dtype": "bfloat16", "model": "m", "decoders": ["ar", "sl"],
+           "hardware": hardware}
     (path / "config.json").write_text(json.dumps(cfg))
     point = {"latency_ms_p50": 10.0, "latency_ms_p99": 50.0, "deadline_miss_rate": miss, "lagging_sessions": 0.0,
              "max_lag_ms_max": 0.0, "lossless": 1.0, "device_mb_per_session": 100.0}
@@ -43,3 +44,10 @@ def test_a_point_measured_again_replaces_the_earlier_one_only_when_asked(tmp_pat
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["point_from"] == {"4": "new", "8": "other"} and cfg["runs"][0] == os.path.join("..", "old")
     assert "`old` (N = none kept)" in (out / "report.md").read_text()
+
+
+def test_runs_on_different_cards_are_not_one_sweep(tmp_path):
+    h200 = _run_folder(tmp_path / "h200", 4, miss=0.0)
+    h100 = _run_folder(tmp_path / "h100", 8, miss=0.0, hardware="NVIDIA H100 80GB HBM3")
+    refused = _merge(str(tmp_path / "out"), str(h200), str(h100))
+    assert refused.returncode != 0 and "runs differ in hardware" in refused.stderr

@@ -40,7 +40,7 @@ def markdown(summary: dict[str, dict], config: dict, plots: list[str]) -> str:
              "",
              f"model: `{config.get('model')}` · profile: `{config.get('profile')}` · "
              f"temperature: {config.get('temperature')} · sessions: {next(iter(summary.values()), {}).get('sessions')} "
-             f"· date: {config.get('date')}",
+             f"· hardware: {config.get('hardware', config.get('device'))} · date: {config.get('date')}",
              "", "Speedups are AR's mean post-audio latency ℓ over the decoder's, on AR's speak / tool units.",
              "", "## Per decoder", "",
              _table(["decoder"] + [c for c, _ in SUMMARY_COLS], [[d] + [summary[d].get(k) for _, k in SUMMARY_COLS]

@@ -78,6 +78,7 @@ def _floats(text: str, what: str, cast=float) -> list:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..bench.calibrate import device_name
     from ..bench.metrics import json_view, summarize
     from ..bench.profiles import profile_for_clock, scheduled_protocol
     from ..bench.replay import ReplayJob, group_tasks, ordered_decoders
@@ -164,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
               "temperature": temps[0], "concurrent_sessions": counts[0], "side_channel": args.side_channel,
               "chunk_ms": chunk_ms,
               "sessions": len(entries), "session_ids": [e["id"] for e in entries],
-              "engine": args.engine, "dtype": args.dtype, "device": args.device, "date": _dt.datetime.now().isoformat(timespec="seconds"),
+              "engine": args.engine, "dtype": args.dtype, "device": args.device,
+              "hardware": device_name(rt.model.device), "date": _dt.datetime.now().isoformat(timespec="seconds"),
               "command": " ".join(sys.argv)}
     write_results(out, config, records, summary, plots=not args.no_plots, sweeps=sweeps)
 
