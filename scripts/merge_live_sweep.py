@@ -3,8 +3,9 @@
     python scripts/merge_live_sweep.py OUT RUN_DIR [RUN_DIR ...] [--later-wins] [--no-plots]
 
 Each run folder holds config.json and either sweeps.json (several N) or summary.json (one N); the runs must
-share every setting but the sessions, the card that ran them too (config `hardware`). OUT gets sweeps.json, report.md (speedups, ℓ p50 / p99, misses, lagging,
-GPU memory per N, the capacity per decoder), the plots and config.json (the runs' configs). Prints a JSON line.
+share every setting but the sessions, the card that ran them too (config `hardware`). OUT gets sweeps.json,
+report.md (speedups, ℓ p50 / p99, misses, lagging, GPU memory per N, the capacity per decoder), the plots and
+config.json (the runs' configs). Prints a JSON line.
 An N in two runs is an error, unless --later-wins: then the later run's point replaces the earlier one (a point
 measured again), and the report says which run each N comes from.
 """
