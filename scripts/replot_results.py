@@ -48,7 +48,8 @@ def replot(folder: Path) -> list[str]:
         elif name == "latency_vs_sessions.png":
             made = plot_capacity(sweeps["sessions"], path, chunk_ms)
         elif name.startswith("speedup_vs_"):
-            made = plot_sweep(sweeps[name[len("speedup_vs_"):-len(".png")]], name[len("speedup_vs_"):-len(".png")], path)
+            axis = name[len("speedup_vs_"):-len(".png")]
+            made = plot_sweep(sweeps[axis], axis, path)
         else:
             raise SystemExit(f"{folder}: report links {name}, which this script does not draw")
         if made:
