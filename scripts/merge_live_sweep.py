@@ -68,7 +68,8 @@ def main() -> None:
         names = [plot_sweep(sweep, "sessions", out / "speedup_vs_sessions.png"),
                  plot_capacity(sweep, out / "latency_vs_sessions.png", float(c.get("chunk_ms", 1000.0)))]
     head = (f"# ticktock bench --live {c['args']['live']} · {c['suite']} · model `{c['model']}` · {c['engine']} engine · "
-            f"{c['dtype']} · {c['args'].get('seconds')} s of audio per session\n\nRuns: "
+            f"{c['dtype']} · {c['args'].get('seconds')} s of audio per session · {c.get('hardware', 'card not recorded')}"
+            "\n\nRuns: "
             + ", ".join(f"`{f.name}` (N = {', '.join(n for n in order if source[n] == f.name) or 'none kept'})"
                         for f in folders) + "\n")
     plots = "".join(f"\n![{n}]({n})\n" for n in names)
