@@ -10,21 +10,13 @@ them, and a config naming every session. Prints the summary's `--json` view as t
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 from pathlib import Path
 
 from ticktock.bench.metrics import json_view, summarize
-from ticktock.bench.report import write_results
+from ticktock.bench.report import read_units, write_results
 
 SAME = ("clock", "suite", "temperature", "concurrent_sessions", "engine", "dtype", "model", "profile")
-
-
-def read_units(folder: Path) -> list[dict]:
-    plain, packed = folder / "units.jsonl", folder / "units.jsonl.gz"
-    opener = (lambda: open(plain)) if plain.exists() else (lambda: gzip.open(packed, "rt"))
-    with opener() as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def main() -> None:

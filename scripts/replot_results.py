@@ -9,52 +9,22 @@ Prints each plot drawn; a folder whose report links no missing plot is left as i
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 from pathlib import Path
 
-from ticktock.bench.report import plot_capacity, plot_forwards, plot_sweep, plot_timeline
-
-
-def units(folder: Path) -> list[dict]:
-    plain, packed = folder / "units.jsonl", folder / "units.jsonl.gz"
-    if plain.exists():
-        lines = plain.read_text().splitlines()
-    elif packed.exists():
-        lines = gzip.open(packed, "rt").read().splitlines()
-    else:
-        raise SystemExit(f"{folder}: no units.jsonl(.gz)")
-    return [json.loads(line) for line in lines if line.strip()]
+from ticktock.bench.report import draw_plots, read_units
 
 
 def replot(folder: Path) -> list[str]:
-    """The missing plots of `folder`'s report.md, drawn; returns their names."""
+    """The plots of `folder`'s run, drawn again if its report.md links one it lacks; returns the names drawn."""
     linked = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", (folder / "report.md").read_text())
-    missing = [name for name in linked if not (folder / name).exists()]
-    if not missing:
+    if all((folder / name).exists() for name in linked):
         return []
-    config = json.loads((folder / "config.json").read_text())
-    summary = json.loads((folder / "summary.json").read_text())
-    sweeps = json.loads((folder / "sweeps.json").read_text()) if (folder / "sweeps.json").exists() else {}
-    chunk_ms = float(config.get("chunk_ms", 1000.0))
-    drawn = []
-    for name in missing:
-        path = folder / name
-        if name == "timeline.png":
-            made = plot_timeline(units(folder), path, chunk_ms=chunk_ms)
-        elif name == "forwards_by_length.png":
-            made = plot_forwards(summary, path)
-        elif name == "latency_vs_sessions.png":
-            made = plot_capacity(sweeps["sessions"], path, chunk_ms)
-        elif name.startswith("speedup_vs_"):
-            axis = name[len("speedup_vs_"):-len(".png")]
-            made = plot_sweep(sweeps[axis], axis, path)
-        else:
-            raise SystemExit(f"{folder}: report links {name}, which this script does not draw")
-        if made:
-            drawn.append(name)
-    return drawn
+    sweeps = folder / "sweeps.json"
+    return draw_plots(folder, json.loads((folder / "config.json").read_text()), read_units(folder),
+                      json.loads((folder / "summary.json").read_text()),
+                      json.loads(sweeps.read_text()) if sweeps.exists() else None)
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -225,6 +226,32 @@ def sweep_markdown(sweeps: dict[str, dict[str, dict]]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def draw_plots(out: Path, config: dict, records: list[dict], summary: dict[str, dict],
+               sweeps: dict[str, dict[str, dict]] | None = None) -> list[str]:
+    """A run's plots into `out` (the timeline, forwards by length, and per swept axis its speedups and, for
+    sessions, ℓ p50 / p99); returns the names of those drawn."""
+    chunk_ms = float(config.get("chunk_ms", 1000.0))
+    names = []
+    t = plot_timeline(records, out / "timeline.png", chunk_ms=chunk_ms)
+    names += [t] if t else []
+    names.append(plot_forwards(summary, out / "forwards_by_length.png"))
+    for axis, sweep in (sweeps or {}).items():
+        if len(sweep) > 1:
+            names.append(plot_sweep(sweep, axis, out / f"speedup_vs_{axis}.png"))
+        if axis == "sessions" and len(sweep) > 1:
+            names.append(plot_capacity(sweep, out / "latency_vs_sessions.png", chunk_ms))
+    return names
+
+
+def read_units(folder: Path) -> list[dict]:
+    """A results folder's unit records, from units.jsonl or, as fetched runs keep it, units.jsonl.gz."""
+    plain, packed = folder / "units.jsonl", folder / "units.jsonl.gz"
+    if not plain.exists() and not packed.exists():
+        raise FileNotFoundError(f"{folder}: no units.jsonl(.gz)")
+    with open(plain) if plain.exists() else gzip.open(packed, "rt") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def write_results(out: str | Path, config: dict, records: list[dict], summary: dict[str, dict],
                   plots: bool = True, sweeps: dict[str, dict[str, dict]] | None = None) -> Path:
     out = Path(out)
@@ -236,16 +263,8 @@ def write_results(out: str | Path, config: dict, records: list[dict], summary: d
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     names: list[str] = []
     if plots:
-        chunk_ms = float(config.get("chunk_ms", 1000.0))
         try:
-            t = plot_timeline(records, out / "timeline.png", chunk_ms=chunk_ms)
-            names += [t] if t else []
-            names.append(plot_forwards(summary, out / "forwards_by_length.png"))
-            for axis, sweep in (sweeps or {}).items():
-                if len(sweep) > 1:
-                    names.append(plot_sweep(sweep, axis, out / f"speedup_vs_{axis}.png"))
-                if axis == "sessions" and len(sweep) > 1:
-                    names.append(plot_capacity(sweep, out / "latency_vs_sessions.png", chunk_ms))
+            names = draw_plots(out, config, records, summary, sweeps)
         except ImportError:  # matplotlib is optional for the numbers
             pass
     if sweeps:
