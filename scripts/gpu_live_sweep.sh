@@ -23,7 +23,7 @@ case $step in
     python3 -m ticktock.cli bench --suite live --seconds "$seconds" --sessions "$ns" --live "$mode" --decoders sl \
       --clock wall --device cuda --engine fast --dtype bfloat16 --model "$model" --out "$work/$name" --json \
       2>"$work/$name.log" | tail -1 | tee "$work/$name.json"
-    gzip -kf "$work/$name/units.jsonl" ;;  # what comes back from the machine
+    gzip -kf "$work/$name"/units*.jsonl ;;  # what comes back from the machine
   check)
     { python3 -m pytest -q -p no:cacheprovider -m gpu tests >"$work/gpu_tests.log" 2>&1 || true
       tail -5 "$work/gpu_tests.log"

@@ -151,25 +151,48 @@ def test_sessions_sharing_a_device_queue(protocol):
                    for j in range(3))  # a smaller share never drafts more
 
 
-def test_bench_command_json_line_keeps_its_keys_and_names_the_results_folder(protocol, tmp_path, monkeypatch,
-                                                                               capsys):
-    """The --json line is a superset of what it was (same keys, same order) with the results folder last."""
+def _fake_suite(tmp_path, monkeypatch, protocol, n: int) -> None:
+    """`bench` sees a suite of n short-QA sessions over noise and a random model."""
     import numpy as np
     import soundfile as sf
 
     import ticktock.runtime
     import ticktock.scenarios.store
-    from ticktock.cli import main
     from ticktock.runtime import Runtime
 
     from test_memory import N_UNITS, fake_entry
 
-    entries = [{**fake_entry(), "family": "short_qa"}]
+    entries = [{**fake_entry(), "id": f"fake-{k}", "family": "short_qa", "audio": f"audio/fake-{k}.wav"}
+               for k in range(n)]
     (tmp_path / "audio").mkdir()
-    sf.write(tmp_path / entries[0]["audio"], np.concatenate(noise_chunks(N_UNITS, 1, speech_units=(1,))), 16000)
+    for k, e in enumerate(entries):
+        sf.write(tmp_path / e["audio"], np.concatenate(noise_chunks(N_UNITS, 1 + k, speech_units=(1,))), 16000)
     model = random_model(3, protocol.vocab_size)
     monkeypatch.setattr(ticktock.scenarios.store, "ensure_suite", lambda suite, **kw: (tmp_path, entries))
     monkeypatch.setattr(ticktock.runtime, "load_runtime", lambda *a, **kw: Runtime(model, protocol, "random", True))
+
+
+def test_bench_keeps_every_sweep_points_units(protocol, tmp_path, monkeypatch):
+    """--sessions 1,2: units.jsonl holds N = 1, units-sessions-2.jsonl N = 2, where sessions wait on each other."""
+    from ticktock.bench.report import read_units
+    from ticktock.cli import main
+
+    _fake_suite(tmp_path, monkeypatch, protocol, 2)
+    out = tmp_path / "res"
+    assert main(["bench", "--decoders", "ar", "--sessions", "1,2", "--no-plots", "--out", str(out)]) == 0
+    alone = read_units(out)
+    shared = [json.loads(line) for line in (out / "units-sessions-2.jsonl").read_text().splitlines()]
+    assert len(alone) == len(shared) and {r["session"] for r in shared} == {"fake-0", "fake-1"}
+    assert [r["tokens"] for r in alone] == [r["tokens"] for r in shared]  # the same tokens, later
+    assert sum(r["latency_ms"] for r in shared) > sum(r["latency_ms"] for r in alone)
+
+
+def test_bench_command_json_line_keeps_its_keys_and_names_the_results_folder(protocol, tmp_path, monkeypatch,
+                                                                               capsys):
+    """The --json line is a superset of what it was (same keys, same order) with the results folder last."""
+    from ticktock.cli import main
+
+    _fake_suite(tmp_path, monkeypatch, protocol, 1)
     out = tmp_path / "res"
     assert main(["bench", "--decoders", "sl", "--no-plots", "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()

@@ -252,14 +252,23 @@ def read_units(folder: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def write_units(path: Path, records: list[dict]) -> None:
+    with open(path, "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+
+
 def write_results(out: str | Path, config: dict, records: list[dict], summary: dict[str, dict],
-                  plots: bool = True, sweeps: dict[str, dict[str, dict]] | None = None) -> Path:
+                  plots: bool = True, sweeps: dict[str, dict[str, dict]] | None = None,
+                  sweep_units: dict[str, list[dict]] | None = None) -> Path:
+    """`records` are the main run's units (units.jsonl); `sweep_units` the other sweep points' by name
+    (`sessions-8` -> units-sessions-8.jsonl), so every point's per-session numbers can be recomputed."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
-    with open(out / "units.jsonl", "w") as f:
-        for r in records:
-            f.write(json.dumps(r) + "\n")
+    write_units(out / "units.jsonl", records)
+    for name, recs in (sweep_units or {}).items():
+        write_units(out / f"units-{name}.jsonl", recs)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     names: list[str] = []
     if plots:

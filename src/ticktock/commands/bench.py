@@ -154,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
             results[(t, n)] = (recs, summarize(recs, greedy=t <= 0, chunk_ms=chunk_ms))
     records, summary = results[settings[0]]
     sweeps = {}
+    sweep_units = {f"temperature-{t:g}": results[(t, counts[0])][0] for t in temps[1:]}
+    sweep_units |= {f"sessions-{n}": results[(temps[0], n)][0] for n in counts[1:] if n != counts[0]}
     if len(temps) > 1:
         sweeps["temperature"] = {f"{t:g}": results[(t, counts[0])][1] for t in temps}
     if len(counts) > 1:
@@ -168,7 +170,8 @@ def run(args: argparse.Namespace) -> int:
               "engine": args.engine, "dtype": args.dtype, "device": args.device,
               "hardware": device_name(rt.model.device), "date": _dt.datetime.now().isoformat(timespec="seconds"),
               "command": " ".join(sys.argv)}
-    write_results(out, config, records, summary, plots=not args.no_plots, sweeps=sweeps)
+    write_results(out, config, records, summary, plots=not args.no_plots, sweeps=sweeps,
+                  sweep_units=sweep_units)
 
     console.print(f"ticktock bench · {args.suite} · {args.clock} clock · T={temps[0]:g} · N={counts[0]} · {rt.name}")
     for table in summary_tables(summary):
