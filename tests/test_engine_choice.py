@@ -87,3 +87,26 @@ def test_commands_take_engine(command):
     assert (args.engine, args.dtype) == ("fast", "bfloat16")
     with pytest.raises(SystemExit):
         build_parser().parse_args([command, "--engine", "turbo"])
+
+
+def test_graph_capture_summary_only_for_graph_engines(protocol):
+    """On a CPU no engine captures graphs, so bench prints no capture line."""
+    from ticktock.engine import graph_capture_summary
+
+    model = random_model(3, protocol.vocab_size)
+    with borrowed_engine(model, "fast", 512), borrowed_engine(model, "eager", 512):
+        pass
+    assert graph_capture_summary(model) is None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_graph_capture_summary_counts_engines_and_their_capture_time(protocol):
+    from ticktock.engine import graph_capture_summary
+
+    model = random_model(3, protocol.vocab_size).to("cuda")
+    with borrowed_engine(model, "fast", 1024, warm_slots=256), borrowed_engine(model, "fast", 1024, warm_slots=256):
+        pass  # two at once: two engines, each captured before its session
+    pool = engine_pool(model, "fast", 1024, 256)
+    assert pool.created == 2 and pool.capture_seconds > 0
+    assert graph_capture_summary(model).startswith("2 graph engine(s) made")

@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.workers import run_jobs
     from ..cli import CommandError
     from ..decoding.registry import DECODERS
+    from ..engine import graph_capture_summary
     from ..progress import Progress
     from ..runtime import load_runtime
     from ..scenarios.store import ensure_suite
@@ -182,6 +183,9 @@ def run(args: argparse.Namespace) -> int:
     if args.live and "sessions" in sweeps:
         console.print("largest N with no deadline missed and no session lagging: "
                       + ", ".join(f"{d} {capacity(sweeps['sessions'], d)}" for d in decoders))
+    captured = graph_capture_summary(rt.model)  # a live run's set-up cost beside its real time
+    if captured:
+        console.print(captured)
     console.print(f"results: {out}/ (report.md, summary.json, units.jsonl)")
     if args.json:
         line = {"suite": args.suite, "clock": args.clock, "temperature": temps[0], "concurrent_sessions": counts[0],

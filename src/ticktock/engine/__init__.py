@@ -21,7 +21,7 @@ from .batched import BatchedEngine, BatchRecord, batched_forward
 from .session_graphs import SessionGraphs
 from .eager import Engine, ForwardRecord, ForwardRequest, Segment, forward_inputs
 from .fast import FastEngine
-from .pool import EnginePool, borrowed_engine, engine_pool
+from .pool import EnginePool, borrowed_engine, engine_pool, graph_capture_summary
 
 ENGINES = ("auto", "eager", "fast")
 EngineFactory = Callable[[DuplexLM, int], Engine]  # (model, max_slots) -> a fresh engine
@@ -52,5 +52,5 @@ def resolve_engine(choice: EngineChoice, model: DuplexLM, max_slots: int) -> Eng
 
 
 __all__ = ["BatchRecord", "BatchedEngine", "SessionGraphs", "ForwardRequest", "batched_forward", "forward_inputs",
-           "ENGINES", "Engine", "EngineChoice", "EngineFactory", "EnginePool", "FastEngine", "borrowed_engine", "engine_pool", "ForwardRecord", "Segment",
+           "ENGINES", "Engine", "EngineChoice", "EngineFactory", "EnginePool", "FastEngine", "borrowed_engine", "engine_pool", "graph_capture_summary", "ForwardRecord", "Segment",
            "make_engine", "resolve_engine"]

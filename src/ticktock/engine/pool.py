@@ -9,6 +9,7 @@ at most as many exist as sessions ever ran at once.
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from contextlib import contextmanager
 from typing import Iterator
@@ -33,6 +34,7 @@ class EnginePool:
         self.idle: list[Engine] = []
         self.chosen: dict[tuple[int, int], str] = {}  # attention kernels the first graph engine chose, per bucket
         self.created = 0
+        self.capture_seconds = 0.0  # spent capturing new engines' graphs (a live run with many sessions: minutes)
         self._lock = threading.Lock()
 
     def acquire(self) -> Engine:
@@ -46,9 +48,11 @@ class EnginePool:
         engine = make_engine(self.model, self.kind, self.max_slots)
         if isinstance(engine, FastEngine) and engine.uses_graphs:
             engine.preset = dict(self.chosen)  # the same kernels as the first engine: half the captures, no timing
+            t0 = time.perf_counter()
             engine.warmup(range(0, min(self.warm_slots, self.max_slots), 64))
             with self._lock:
                 self.chosen.update(engine.chosen)
+                self.capture_seconds += time.perf_counter() - t0
         return engine
 
     def release(self, engine: Engine) -> None:
@@ -68,6 +72,15 @@ def engine_pool(model: DuplexLM, kind: str = "auto", max_slots: int = 16384,
     if key not in pools:
         pools[key] = EnginePool(model, kind, max_slots, warm_slots)
     return pools[key]
+
+
+def graph_capture_summary(model: DuplexLM) -> str | None:
+    """One line on the CUDA-graph engines made over `model` so far and the time their captures took; None if none."""
+    pools = [p for p in _POOLS.get(model, {}).values() if p.capture_seconds > 0]
+    if not pools:
+        return None
+    made, seconds = sum(p.created for p in pools), sum(p.capture_seconds for p in pools)
+    return f"{made} graph engine(s) made, their CUDA graphs captured in {seconds:.1f} s (before any session)"
 
 
 @contextmanager
