@@ -4,6 +4,8 @@
 #   scripts/gpu_live_sweep.sh WORK setup                      the bf16 expansion (WORK/tt8b) and the live suite
 #   scripts/gpu_live_sweep.sh WORK run NAME MODE NS SECONDS   bench --live MODE --sessions NS (e.g. 1,4,8) with each
 #                                                             session's first SECONDS of audio -> WORK/NAME/
+#   scripts/gpu_live_sweep.sh WORK pack NAME OUT               WORK/NAME (units gzipped), its JSON line and log as
+#                                                             OUT/NAME.tgz, one file for the way back
 #   scripts/gpu_live_sweep.sh WORK rounds N SECONDS           where a live round's time goes at N sessions: its
 #                                                             forwards vs host work (-> WORK/rounds-N.log)
 #   scripts/gpu_live_sweep.sh WORK check                      every GPU test (-> WORK/gpu_tests.log) and the cost of a
@@ -24,6 +26,9 @@ case $step in
       --clock wall --device cuda --engine fast --dtype bfloat16 --model "$model" --out "$work/$name" --json \
       2>"$work/$name.log" | tail -1 | tee "$work/$name.json"
     gzip -kf "$work/$name"/units*.jsonl ;;  # what comes back from the machine
+  pack)
+    name=${3:?name}; out=${4:?out dir}
+    tar czf "$out/$name.tgz" -C "$work" --exclude='units*.jsonl' "$name" "$name.json" "$name.log" ;;
   check)
     { python3 -m pytest -q -p no:cacheprovider -m gpu tests >"$work/gpu_tests.log" 2>&1 || true
       tail -5 "$work/gpu_tests.log"
