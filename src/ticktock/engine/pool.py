@@ -34,7 +34,7 @@ class EnginePool:
         self.idle: list[Engine] = []
         self.chosen: dict[tuple[int, int], str] = {}  # attention kernels the first graph engine chose, per bucket
         self.created = 0
-        self.capture_seconds = 0.0  # spent capturing new engines' graphs (a live run with many sessions: minutes)
+        self.capture_seconds = 0.0  # spent capturing new engines' graphs, before their sessions
         self._lock = threading.Lock()
 
     def acquire(self) -> Engine:
