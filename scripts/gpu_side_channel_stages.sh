@@ -4,6 +4,8 @@
 # stage each one continues must be under RUNS (carry it: only its side_channel.json and adapter/ or model/ count).
 #   scripts/gpu_side_channel_stages.sh RUNS OUT CONFIG STAGE [STAGE ...]
 # e.g. scripts/gpu_side_channel_stages.sh runs/shipped $OUT shipped m m2
+#   scripts/gpu_side_channel_stages.sh RUNS OUT CONFIG next SECONDS
+# runs the stages that continue what RUNS holds and fit SECONDS (at least one; `StagedRecipe.next_stages`).
 # (DEVICE=cpu TRAIN_ARGS='--steps 2 --batch 4' try it here.)
 # Each stage comes back as OUT/STAGE.tar (the run's record and a LoRA's adapter/, what a later stage continues) and,
 # for a whole decoder, its model.safetensors in parts (OUT/STAGE.safetensors.part-*: at most 16 MiB a file, 8 files a
@@ -24,6 +26,12 @@ fi
 runs=${1:?runs}; out=${2:?out}; config=${3:?config}; shift 3
 source scripts/gpu_env.sh
 python3 -c "import torch, peft; print(torch.__version__, peft.__version__, torch.cuda.is_available() and torch.cuda.get_device_name())"
+if [ "${1:-}" = next ]; then
+  set -- $(python3 -c "import sys; from pathlib import Path; from ticktock.train.side_channel import load_config
+print(' '.join(load_config(sys.argv[1]).next_stages(Path(sys.argv[2]), float(sys.argv[3]))))" "$config" "$runs" "${2:?seconds}")
+  [ $# -gt 0 ] || { echo "every stage of $config is done under $runs"; exit 0; }
+  echo "next: $*"
+fi
 for stage in "$@"; do
   echo "[$SECONDS s] stage $stage"
   python3 -m ticktock.cli train side-channel --config "$config" --out "$runs" --stage "$stage" --device "${DEVICE:-cuda}" --workers 14 ${TRAIN_ARGS:-}

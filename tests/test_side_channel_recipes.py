@@ -171,3 +171,22 @@ def test_the_retrain_preset_is_the_shipped_stages_on_the_retrainings_data():
     for a, b in zip(shipped.stages, retrain.stages):
         assert a.recipe.data == "espeak" and b.recipe.data == "multi-engine"
         assert replace(b.recipe, data="espeak").to_dict() == a.recipe.to_dict()
+
+
+def test_next_stages_continue_what_is_there_within_the_time(tmp_path):
+    """A machine holding only stage m of the shipped chain runs m2 and p in 470 s (110 + 300 + 2 × 30); one
+    holding nothing starts at a; a stage longer than the time still runs alone; a finished chain has none."""
+    from ticktock.train.side_channel import load_config
+    from ticktock.train.side_channel.run import DONE_FILE
+
+    staged = load_config("shipped")
+    assert staged.next_stages(tmp_path, 600) == ["a"]  # 440 + 30; j (430) would not fit
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / DONE_FILE).write_text("{}")
+    assert staged.next_stages(tmp_path, 470) == ["m2", "p"]
+    assert staged.next_stages(tmp_path, 469) == ["m2"]
+    assert staged.next_stages(tmp_path, 10) == ["m2"]
+    for name in [s.name for s in staged.stages]:
+        (tmp_path / name).mkdir(exist_ok=True)
+        (tmp_path / name / DONE_FILE).write_text("{}")
+    assert staged.next_stages(tmp_path, 600) == []

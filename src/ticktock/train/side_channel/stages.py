@@ -72,6 +72,27 @@ class StagedRecipe:
     def stage(self, name: str) -> Stage:
         return next(s for s in self.stages if s.name == name)
 
+    def next_stages(self, out: Path, seconds: float, setup: float = 30.0) -> list[str]:
+        """The stages a machine holding OUT's finished stages can run next within `seconds` (each also costs `setup`),
+        in order, at least one: from the first unfinished stage that continues a finished one (else the first that
+        starts from the base). For machines lent a few minutes per command, which hold only the stage the next one
+        continues."""
+        done = {s.name for s in self.stages if (out / s.name / DONE_FILE).is_file()}
+        ready = [i for i, s in enumerate(self.stages) if s.name not in done and (s.start is None or s.start in done)]
+        if not ready:
+            return []
+        # a continuation of what is there before a fresh start: the machine holds the stages it continues, no others
+        first = next((i for i in ready if self.stages[i].start is not None), ready[0])
+        names, used = [], 0.0
+        for s in self.stages[first:]:
+            if s.name in done or (s.start is not None and s.start not in done | set(names)):
+                break
+            if names and used + s.seconds + setup > seconds:
+                break
+            names.append(s.name)
+            used += s.seconds + setup
+        return names
+
 
 def staged_from(data: dict) -> StagedRecipe:
     """A `StagedRecipe` from its JSON: named `recipes`, and stages naming one with `set` overrides of its fields.
