@@ -28,7 +28,8 @@ source scripts/gpu_env.sh
 python3 -c "import torch, peft; print(torch.__version__, peft.__version__, torch.cuda.is_available() and torch.cuda.get_device_name())"
 if [ "${1:-}" = next ]; then
   set -- $(python3 -c "import sys; from pathlib import Path; from ticktock.train.side_channel import load_config
-print(' '.join(load_config(sys.argv[1]).next_stages(Path(sys.argv[2]), float(sys.argv[3]))))" "$config" "$runs" "${2:?seconds}")
+c, runs, seconds = sys.argv[1:]; print(' '.join(load_config(c).next_stages(Path(runs), float(seconds))))" \
+    "$config" "$runs" "${2:?seconds}")
   [ $# -gt 0 ] || { echo "every stage of $config is done under $runs"; exit 0; }
   echo "next: $*"
 fi

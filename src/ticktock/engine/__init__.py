@@ -52,5 +52,5 @@ def resolve_engine(choice: EngineChoice, model: DuplexLM, max_slots: int) -> Eng
 
 
 __all__ = ["BatchRecord", "BatchedEngine", "SessionGraphs", "ForwardRequest", "batched_forward", "forward_inputs",
-           "ENGINES", "Engine", "EngineChoice", "EngineFactory", "EnginePool", "FastEngine", "borrowed_engine", "engine_pool", "graph_capture_summary", "ForwardRecord", "Segment",
-           "make_engine", "resolve_engine"]
+           "ENGINES", "Engine", "EngineChoice", "EngineFactory", "EnginePool", "FastEngine", "borrowed_engine",
+           "engine_pool", "graph_capture_summary", "ForwardRecord", "Segment", "make_engine", "resolve_engine"]
