@@ -236,9 +236,10 @@ def draw_plots(out: Path, config: dict, records: list[dict], summary: dict[str, 
     names += [t] if t else []
     names.append(plot_forwards(summary, out / "forwards_by_length.png"))
     for axis, sweep in (sweeps or {}).items():
-        if len(sweep) > 1:
-            names.append(plot_sweep(sweep, axis, out / f"speedup_vs_{axis}.png"))
-        if axis == "sessions" and len(sweep) > 1:
+        if len(sweep) < 2:
+            continue
+        names.append(plot_sweep(sweep, axis, out / f"speedup_vs_{axis}.png"))
+        if axis == "sessions":
             names.append(plot_capacity(sweep, out / "latency_vs_sessions.png", chunk_ms))
     return names
 

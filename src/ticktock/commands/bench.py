@@ -154,13 +154,12 @@ def run(args: argparse.Namespace) -> int:
             recs = records_for(t, n)
             results[(t, n)] = (recs, summarize(recs, greedy=t <= 0, chunk_ms=chunk_ms))
     records, summary = results[settings[0]]
-    sweeps = {}
-    sweep_units = {f"temperature-{t:g}": results[(t, counts[0])][0] for t in temps[1:]}
-    sweep_units |= {f"sessions-{n}": results[(temps[0], n)][0] for n in counts[1:] if n != counts[0]}
-    if len(temps) > 1:
-        sweeps["temperature"] = {f"{t:g}": results[(t, counts[0])][1] for t in temps}
-    if len(counts) > 1:
-        sweeps["sessions"] = {str(n): results[(temps[0], n)][1] for n in counts}
+    # each swept axis: its points' summaries (sweeps.json) and, but for the main run's, their unit records
+    axes = {"temperature": {f"{t:g}": results[(t, counts[0])] for t in temps},
+            "sessions": {str(n): results[(temps[0], n)] for n in counts}}
+    sweeps = {axis: {x: r[1] for x, r in points.items()} for axis, points in axes.items() if len(points) > 1}
+    sweep_units = {f"{axis}-{x}": r[0] for axis, points in axes.items() for x, r in points.items()
+                   if r[0] is not records}
 
     out = args.out or f"runs/bench-{args.suite}-{args.clock}"
     config = {"args": {k: v for k, v in vars(args).items() if k != "func"}, "decoders": decoders, "model": rt.name,

@@ -85,11 +85,12 @@ class StagedRecipe:
         first = next((i for i in ready if self.stages[i].start is not None), ready[0])
         names, used = [], 0.0
         for s in self.stages[first:]:
-            if s.name in done or (s.start is not None and s.start not in done | set(names)):
+            if s.name in done or (s.start is not None and s.start not in done):
                 break
             if names and used + s.seconds + setup > seconds:
                 break
             names.append(s.name)
+            done.add(s.name)  # what the stages after it may continue
             used += s.seconds + setup
         return names
 
