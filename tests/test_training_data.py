@@ -83,6 +83,78 @@ def test_no_training_phrasing_is_a_phrasings_sentence() -> None:
 
 
 
+def _composed_pools() -> dict[str, list[str]]:
+    from ticktock.scenarios.intents import shapes
+
+    pools = {k: v for k, v in vars(shapes).items() if k.endswith("_SHAPES") and isinstance(v, list)}
+    return {**pools, **{f"ARITHMETIC_SHAPES[{op}]": v for op, v in shapes.ARITHMETIC_SHAPES.items()}}
+
+
+def test_composed_requests_fill_their_slots_and_keep_pause_marks() -> None:
+    """Every composed template names only slots its intent fills, and can be cut at a pause mark into parts that
+    each say something (the pause-handling family cuts requests there)."""
+    import string
+
+    slots = {"c", "t", "d", "m", "s", "b", "a", "o", "day", "n", "r", "party"}
+    pools = _composed_pools()
+    assert len(pools) >= 17 and sum(map(len, pools.values())) > 3000
+    for name, pool in pools.items():
+        for tpl in pool:
+            named = {f for _, f, _, _ in string.Formatter().parse(tpl) if f}
+            assert named and named <= slots, (name, tpl)
+            parts = tpl.split("|")
+            assert len(parts) >= 2 and all(_norm(p) for p in parts), (name, tpl)
+
+
+def test_composed_subtraction_keeps_the_replys_operand_order() -> None:
+    """"subtract five from thirteen" is 13 - 5: a composed request may name the operands in either order; the reply
+    (and so the label) is always the computation's."""
+    from ticktock.scenarios.intents import qa
+    from ticktock.scenarios.text import number_words
+
+    value = {number_words(n): n for n in range(1, 21)}
+    numbers = "|".join(sorted(value, key=len, reverse=True))
+    reversed_said = 0
+    with fresh_phrasings():
+        for i in range(4000):
+            ex = qa.arithmetic(random.Random(i))
+            m = re.search(rf"(?:subtract|take) ({numbers}) (?:away )?from ({numbers})\b", ex.text)
+            if m:
+                reversed_said += 1
+                b, a = value[m.group(1)], value[m.group(2)]
+                assert ex.reply == qa.arithmetic_reply(a, "minus", b), ex.text
+    assert reversed_said > 30
+
+
+def test_the_composed_share_says_how_many_requests_are_composed() -> None:
+    """`fresh_phrasings(composed_share=0)` draws from the listed templates only; the default composes some."""
+    from ticktock.scenarios.intents import qa
+
+    def composed_only(share: float) -> int:  # words that only the composed arithmetic shapes say
+        with fresh_phrasings(composed_share=share):
+            texts = [qa.arithmetic(random.Random(i)).text for i in range(2000)]
+        return sum(any(w in t for w in ("subtract", "sum of", "product of", "multiply")) for t in texts)
+
+    assert composed_only(0.0) == 0 and composed_only(0.5) > 200 and composed_only(1.0) > composed_only(0.5)
+    with pytest.raises(ValueError, match="composed_share"):
+        with fresh_phrasings(composed_share=1.5):
+            pass
+
+def test_a_draw_that_says_a_held_out_request_is_drawn_again() -> None:
+    """A template that can say a `phrasings` request (here, one of the suite's own, framed or not) is redrawn; one
+    that can say nothing else is an error, not a leak."""
+    from ticktock.scenarios.intents.exchange import phrase
+
+    held = "subtract five from thirteen"
+    with fresh_phrasings():
+        drawn = [phrase(random.Random(i), ["subtract {b} from {a}.", "take {b} off {a}."], a="thirteen", b="five")
+                 for i in range(300)]
+        assert all("take five off thirteen" in _norm(t) for t in drawn)
+        with pytest.raises(ValueError, match="phrasings"):
+            phrase(random.Random(0), ["subtract {b} from {a}."], a="thirteen", b="five")
+    assert phrase(random.Random(0), ["subtract {b} from {a}."], a="thirteen", b="five") == held + "."
+
+
 MINUTES_SAID = {"an hour and a half": 90, "three quarters of an hour": 45, "a quarter of an hour": 15,
                 "a quarter hour": 15, "half an hour": 30, "a half hour": 30, "an hour": 60, "one hour": 60}
 

@@ -26,6 +26,7 @@ class TrainingData:
     phase_jitter: bool = False
     prompts: bool = False
     fresh_phrasings: bool = False
+    composed_share: float = 0.5  # of the fresh phrasings, requests composed from parts (`intents.shapes`)
     connected_share: float = 0.0  # sessions whose utterances are said in one go (where the engine can)
 
 
@@ -96,7 +97,7 @@ def render_training_session(data: TrainingData, rng: random.Random, seed: int, r
     from ..scenarios.intents.exchange import fresh_phrasings
     from .base import draw_training_script
 
-    with fresh_phrasings(data.fresh_phrasings):
+    with fresh_phrasings(data.fresh_phrasings, data.composed_share):
         script = draw_training_script(rng, family_weights, reply_weights)
     return render_training_script(data, script, rng, seed, renderer)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import random
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator, Sequence
 
-# Training draws may ask in more words than the suites do (`fresh_phrasings`); off, every draw is the one
-# every suite was made with.
-_FRESH: ContextVar[bool] = ContextVar("fresh_phrasings", default=False)
+# Training draws may ask in more words than the suites do (`fresh_phrasings`; the value is the share of requests
+# composed from parts); off (None), every draw is the one every suite was made with.
+_FRESH: ContextVar[float | None] = ContextVar("fresh_phrasings", default=None)
+COMPOSED_SHARE = 0.5  # how often a fresh draw is a composed request (`shapes`) where the intent has them
 FILLERS = ["um, ", "uh, ", "so, ", "okay, ", "hey, ", "right, ", "hmm, ", "well, ", "oh, ", "alright, "]
 FILLER_P = 0.3
 # Ways into and out of any request (fresh phrasings): they name no intent and no value, so what the request asks
@@ -65,9 +68,12 @@ class Memo:
 
 
 @contextmanager
-def fresh_phrasings(on: bool = True) -> Iterator[None]:
-    """Inside: `phrase` also draws each intent's `more` phrasings and a leading filler now and then."""
-    token = _FRESH.set(on)
+def fresh_phrasings(on: bool = True, composed_share: float = COMPOSED_SHARE) -> Iterator[None]:
+    """Inside: `phrase` also draws each intent's `more` phrasings, requests composed from parts (`composed_share`
+    of the draws where the intent has them), lead-ins, tails and a leading filler now and then."""
+    if not 0.0 <= composed_share <= 1.0:
+        raise ValueError(f"composed_share must be within [0, 1], not {composed_share}")
+    token = _FRESH.set(composed_share if on else None)
     try:
         yield
     finally:
@@ -80,18 +86,48 @@ VARIANT_P = 0.5  # how often a fresh draw says a value another way ("half an hou
 def said(rng: random.Random, plain: str, others: Sequence[str] = ()) -> str:
     """How a value is said: `plain`, or under `fresh_phrasings` one of `others` (the same value in other words)
     half the time. Off, it draws nothing from `rng`, so the suites' scripts do not change."""
-    if not _FRESH.get() or not others or rng.random() >= VARIANT_P:
+    if _FRESH.get() is None or not others or rng.random() >= VARIANT_P:
         return plain
     return rng.choice(list(others))
 
 
-def phrase(rng: random.Random, templates: list[str], more: Sequence[str] = (), **slots: object) -> str:
+def phrase(rng: random.Random, templates: list[str], more: Sequence[str] = (), composed: Sequence[str] = (),
+           **slots: object) -> str:
     """One of several phrasings of an intent, with its slots filled in; under `fresh_phrasings`, drawn from
-    `templates` and `more`, `framed`, and with a filler in front three times in ten."""
-    if not _FRESH.get():
+    `composed` (`shapes`: the intent asked in many sentence shapes) the context's composed share of the time, else
+    from `templates` and `more`, then `framed`, and with a filler in front three times in ten."""
+    share = _FRESH.get()
+    if share is None:
         return rng.choice(templates).format(**slots)
-    text = framed(rng, rng.choice([*templates, *more]).format(**slots))
-    return rng.choice(FILLERS) + text if rng.random() < FILLER_P else text
+    for _ in range(1000):  # a draw that says a held-out request is drawn again (rare: the suite's are not templates)
+        pool = composed if composed and rng.random() < share else [*templates, *more]
+        text = framed(rng, rng.choice(pool).format(**slots))
+        text = rng.choice(FILLERS) + text if rng.random() < FILLER_P else text
+        if not _cores(text) & _held_out():
+            return text
+    raise ValueError(f"every draw of {templates[0]!r} and its kin says a `phrasings` request")
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+@lru_cache(maxsize=1)
+def _held_out() -> frozenset[str]:
+    """The `phrasings` suite's requests (words only): training never says one, nor one of them framed."""
+    from ..phrasings import PHRASINGS  # here, not at the top: the suite builds its exchanges from the intents
+
+    return frozenset(_words(ex.text) for _, ex in PHRASINGS)
+
+
+def _cores(text: str) -> set[str]:
+    """`text` in words, and without its leading filler, its lead-in and its tail, one after the other."""
+    cores = [_words(text)]
+    for parts, at_end in ((FILLERS, False), (LEADS, False), ([*TAILS["?"], *TAILS[""]], True)):
+        t = cores[-1]
+        part = next((w for w in map(_words, parts) if (t.endswith(" " + w) if at_end else t.startswith(w + " "))), "")
+        cores.append((t[:len(t) - len(part)] if at_end else t[len(part):]).strip())
+    return set(cores)
 
 
 def framed(rng: random.Random, text: str) -> str:

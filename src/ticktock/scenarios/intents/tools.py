@@ -11,6 +11,7 @@ import random
 from ..text import number_words
 from ..world import (CITIES, CITY_BY_CODE, CODE_DAY, CURRENCIES, DAY_CODE, DAYS, RESTAURANTS, format_call,
                      format_calls, run_tool)
+from .shapes import CURRENCY_CONVERT_SHAPES, FLIGHTS_SHAPES, TABLE_SHAPES, TIMER_SHAPES, WEATHER_SHAPES
 from .exchange import Exchange, phrase, said
 
 CORRECTIONS = ["{w}, no, {r}", "{w}, sorry, i mean {r}", "{w}, no wait, {r}", "{w}, actually, {r}"]
@@ -78,6 +79,7 @@ def flights(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                        "please look for a flight to {d} | from {o} on {day}.",
                        "are there any flights on {day} | from {o} to {d}?",
                        "i want to fly from {o} | to {d} this {day}."],
+               composed=FLIGHTS_SHAPES,
                more=["on {day}, | i need to fly | from {o} to {d}.", "find me a flight to {d} | leaving {o} | on {day}.", "flights from {o} | to {d}, | {day} please.", "could you look up flights | from {o} to {d} | on {day}?"], **slots)
     return tool_exchange(req, "find_flights", origin=o.code, dest=d.code, day=DAY_CODE[day])
 
@@ -90,6 +92,7 @@ def weather(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                        "how is the weather going to be | in {c} on {day}?",
                        "tell me the weather for {c} | on {day}.",
                        "check the weather in {c} | for {day} please."],
+               composed=WEATHER_SHAPES,
                more=["on {day}, | what will the weather be in {c}?", "{c} on {day}, | what's the weather like?", "could you check the forecast | for {c} on {day}?", "is it going to rain | in {c} on {day}?"], **slots)
     return tool_exchange(req, "get_weather", city=city.code, day=DAY_CODE[day])
 
@@ -104,6 +107,7 @@ def timer(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     req = phrase(rng, ["set a timer | for {d}.", "please start a timer | for {d}.",
                        "can you set a timer | for {d}?", "i need a timer, | {d} please.",
                        "remind me | in {d}."],
+               composed=TIMER_SHAPES,
                more=["{d}, | set a timer please.", "could you time | {d} for me?", "start a {n} minute | timer.", "a timer for {d}, | please."], n=spoken, d=dur)
     return tool_exchange(req, "set_timer", minutes=n)
 
@@ -117,6 +121,7 @@ def currency(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                  d=s.say(CURRENCIES[dst][1], plurals))
     req = phrase(rng, ["how much is {a} {s} | in {d}?", "convert {a} {s} | to {d}.",
                        "what are {a} {s} | worth in {d}?", "change {a} {s} | into {d} please."],
+               composed=CURRENCY_CONVERT_SHAPES,
                more=["{a} {s}, | how much is that in {d}?", "what would {a} {s} | be in {d}?", "could you convert {a} {s} | into {d}?", "in {d}, | what are {a} {s} worth?"], **slots)
     return tool_exchange(req, "convert_currency", amount=amt, src=src, dst=dst)
 
@@ -158,6 +163,7 @@ def table(rng: random.Random, p_correct: float = 0.35) -> Exchange:
                        "i'd like a table at {r} | for {party} at {t}.",
                        "can you reserve a table for {p} | at {r}, at {t}?",
                        "please get us a table at {r} | at {t} for {party}."],
+               composed=TABLE_SHAPES,
                more=["at {t}, | a table for {party} | at {r} please.", "could we get a table at {r} | at {t} | for {party}?", "reserve {r} | for {party} at {t}.", "a table for {party} | at {r}, | {t}."], **slots)
     time = f"{hour}:{minute:02d}"
     return tool_exchange(req, "book_table", restaurant=rest, people=people, time=time)
