@@ -36,46 +36,53 @@ def _about(questions: list[str], frames: list[str] = TOPIC_FRAMES) -> list[str]:
     return [f.replace("{q}", q) for f, q in product(frames, questions)]
 
 
-CAPITAL_SHAPES = [*_asks(["the capital of | {c}", "the capital city of | {c}", "{c}'s | capital", "{c}'s | capital city",
-                   "the name of the capital | of {c}"],
-                  ["what the capital of | {c} is", "which city is | {c}'s capital", "what {c}'s | capital is",
-                   "which city is the capital | of {c}"]),
-           *_about(["what's its | capital?", "what is its capital | city?", "which city is | its capital?",
-                    "what's the capital | there?"])]
-_PAY_THERE = ["what currency | do they use there?", "what money | do people use there?", "what do they | pay with there?",
-              "which currency | is used there?", "what's the currency | there?"]
-CURRENCY_SHAPES = [*_asks(["the currency of | {c}", "the money used | in {c}", "{c}'s | currency",
-                    "the currency | they use in {c}", "the kind of money | people use in {c}"],
-                   ["what currency | they use in {c}", "what money people | pay with in {c}",
-                    "which currency | {c} uses", "what they pay with | in {c}"]),
-            *_about(_PAY_THERE), *_about(_PAY_THERE, TRIP_FRAMES)]
+CAPITAL_SHAPES = [
+    *_asks(["the capital of | {c}", "the capital city of | {c}", "{c}'s | capital", "{c}'s | capital city",
+            "the name of the capital | of {c}"],
+           ["what the capital of | {c} is", "which city is | {c}'s capital", "what {c}'s | capital is",
+            "which city is the capital | of {c}"]),
+    *_about(["what's its | capital?", "what is its capital | city?", "which city is | its capital?",
+             "what's the capital | there?"])]
+_PAY_THERE = ["what currency | do they use there?", "what money | do people use there?",
+              "what do they | pay with there?", "which currency | is used there?", "what's the currency | there?"]
+CURRENCY_SHAPES = [
+    *_asks(["the currency of | {c}", "the money used | in {c}", "{c}'s | currency", "the currency | they use in {c}",
+            "the kind of money | people use in {c}"],
+           ["what currency | they use in {c}", "what money people | pay with in {c}", "which currency | {c} uses",
+            "what they pay with | in {c}"]),
+    *_about(_PAY_THERE), *_about(_PAY_THERE, TRIP_FRAMES)]
 _SPEAK_THERE = ["what language | do they speak there?", "what do people | speak there?",
                 "which language | is spoken there?", "what's the language | there?"]
-LANGUAGE_SHAPES = [*_asks(["the language of | {c}", "the main language | of {c}", "{c}'s | language",
-                    "the language | people speak in {c}", "the language | spoken in {c}"],
-                   ["what language | they speak in {c}", "which language | people speak in {c}",
-                    "what people | speak in {c}", "which language | is spoken in {c}"]),
-            *_about(_SPEAK_THERE), *_about(_SPEAK_THERE, TRIP_FRAMES)]
-CONTINENT_SHAPES = [*_asks(["the continent of | {c}", "the continent | {c} is on", "the continent | {c} belongs to",
-                     "the part of the world | {c} is in"],
-                    ["which continent | {c} is in", "what continent | {c} is on", "where in the world | {c} is",
-                     "which continent | {c} belongs to"]),
-             *_about(["which continent | is it on?", "what continent | is it in?", "where in the world | is it?",
-                      "which continent | does it belong to?"])]
+LANGUAGE_SHAPES = [
+    *_asks(["the language of | {c}", "the main language | of {c}", "{c}'s | language",
+            "the language | people speak in {c}", "the language | spoken in {c}"],
+           ["what language | they speak in {c}", "which language | people speak in {c}", "what people | speak in {c}",
+            "which language | is spoken in {c}"]),
+    *_about(_SPEAK_THERE), *_about(_SPEAK_THERE, TRIP_FRAMES)]
+CONTINENT_SHAPES = [
+    *_asks(["the continent of | {c}", "the continent | {c} is on", "the continent | {c} belongs to",
+            "the part of the world | {c} is in"],
+           ["which continent | {c} is in", "what continent | {c} is on", "where in the world | {c} is",
+            "which continent | {c} belongs to"]),
+    *_about(["which continent | is it on?", "what continent | is it in?", "where in the world | is it?",
+             "which continent | does it belong to?"])]
 COLOUR_SHAPES = _asks(["the colour of | {t}", "{t}'s | colour"], ["what colour | {t} is", "which colour | {t} has"])
-DAY_AFTER_SHAPES = [*_asks(["the day after | {d}", "the day following | {d}", "the next day | after {d}"],
-                    ["what day comes | after {d}", "which day follows | {d}"]),
-             "{d} today, | so what's tomorrow?", "if today is {d}, | what day will tomorrow be?"]
-DAY_BEFORE_SHAPES = [*_asks(["the day before | {d}", "the day that comes | before {d}"],
-                     ["what day comes | before {d}", "which day is | before {d}"]),
-              "{d} today, | so what was yesterday?"]
-MONTH_AFTER_SHAPES = [*_asks(["the month after | {m}", "the month following | {m}", "the next month | after {m}"],
-                      ["which month comes | after {m}", "what month follows | {m}"]),
-               "when {m} ends, | which month comes next?"]
+DAY_AFTER_SHAPES = [
+    *_asks(["the day after | {d}", "the day following | {d}", "the next day | after {d}"],
+           ["what day comes | after {d}", "which day follows | {d}"]),
+    "{d} today, | so what's tomorrow?", "if today is {d}, | what day will tomorrow be?"]
+DAY_BEFORE_SHAPES = [
+    *_asks(["the day before | {d}", "the day that comes | before {d}"],
+           ["what day comes | before {d}", "which day is | before {d}"]),
+    "{d} today, | so what was yesterday?"]
+MONTH_AFTER_SHAPES = [
+    *_asks(["the month after | {m}", "the month following | {m}", "the next month | after {m}"],
+           ["which month comes | after {m}", "what month follows | {m}"]),
+    "when {m} ends, | which month comes next?"]
 MONTH_DAYS_SHAPES = _asks(["the number of days | in {m}", "the length of | {m}"],
-                   ["how many days | {m} has", "how many days | there are in {m}", "how long | {m} is"])
+                          ["how many days | {m} has", "how many days | there are in {m}", "how long | {m} is"])
 TIME_UNITS_SHAPES = _asks(["the number of {s} | in a {b}"],
-                   ["how many {s} | are in a {b}", "how many {s} | a {b} has", "how many {s} | make up a {b}"])
+                          ["how many {s} | are in a {b}", "how many {s} | a {b} has", "how many {s} | make up a {b}"])
 
 # arithmetic, by operation: what is said in the operation's own words, operands in the reply's order
 _SUM_FRAMES = ["what is {x}?", "what's {x}?", "how much is {x}?", "what does {x} | make?", "{x}, | what's the answer?",
@@ -90,7 +97,7 @@ _OPS = {"plus": (["{a} plus | {b}", "{a} and {b} | added together", "the sum of 
         "times": (["{a} times | {b}", "{a} multiplied | by {b}", "the product of {a} | and {b}"],
                   ["multiply {a} | by {b}", "multiply {a} | and {b}"])}
 ARITHMETIC_SHAPES = {op: [f.replace("{x}", x) for f, x in [*product(_SUM_FRAMES, said), *product(_DO_FRAMES, done)]]
-              for op, (said, done) in _OPS.items()}
+                     for op, (said, done) in _OPS.items()}
 
 
 def _heads_then_slots(heads: list[tuple[str, str]], slots: list[list[str]]) -> list[str]:
@@ -118,12 +125,11 @@ TIMER_SHAPES = [f.replace("{h}", h) for f, h in product(
     ["set a timer | for {d}", "start a timer | for {d}", "set an alarm | for {d} from now", "let me know | in {d}",
      "ping me | in {d}", "alert me | in {d}", "wake me up | in {d}", "count down | {d}",
      "remind me | after {d}", "beep | in {d}", "start a {n} minute | timer"])]
-CURRENCY_CONVERT_SHAPES = [f.replace("{x}", x) for f, x in product(
-    ["convert {x} | to {d}.", "change {x} | into {d}.", "exchange {x} | for {d}.", "what's {x} | in {d}?",
-     "how many {d} | do i get for {x}?", "how many {d} | is {x}?", "what are {x} | worth in {d}?",
-     "i have {x}, | how much is that in {d}?", "{x}, | what's that in {d}?", "{x} to {d}, | please.",
-     "what would i get in {d} | for {x}?"],
-    ["{a} {s}"])]
+CURRENCY_CONVERT_SHAPES = [f.replace("{x}", "{a} {s}") for f in [
+    "convert {x} | to {d}.", "change {x} | into {d}.", "exchange {x} | for {d}.", "what's {x} | in {d}?",
+    "how many {d} | do i get for {x}?", "how many {d} | is {x}?", "what are {x} | worth in {d}?",
+    "i have {x}, | how much is that in {d}?", "{x}, | what's that in {d}?", "{x} to {d}, | please.",
+    "what would i get in {d} | for {x}?"]]
 TABLE_SHAPES = _heads_then_slots(
     [("book a table", "."), ("reserve a table", "."), ("i'd like a table", "."), ("we need a table", "."),
      ("get us a table", "."), ("can we have a table", "?"), ("find us a table", "."), ("make a reservation", "."),
