@@ -1,21 +1,12 @@
 """A second set of requests in a user's own words, written blind: without sight of the training templates or of the
 `phrasings` suite (a check that a change made while looking at `phrasings` did not just fit it)."""
+
 from __future__ import annotations
+
 from ticktock.scenarios.intents import qa
 from ticktock.scenarios.intents.exchange import Exchange
-from ticktock.scenarios.intents.tools import tool_exchange
-from ticktock.scenarios.world import COUNTRIES
-
-_COUNTRY = {c.name: c for c in COUNTRIES}
-
-def _qa(request: str, reply: str, intent: str) -> tuple[str, Exchange]:
-    return "short_qa", Exchange(request, reply, intent=intent)
-
-def _tool(request: str, name: str, **args: object) -> tuple[str, Exchange]:
-    return "tool_call", tool_exchange(request, name, **args)
-
-def _c(name: str):
-    return _COUNTRY[name]
+# the `phrasings` suite's own constructors: a (family, Exchange) with the trained reply or tool call
+from ticktock.scenarios.phrasings import _c, _qa, _tool
 
 BLIND: list[tuple[str, Exchange]] = [
     # --- questions (20) ---
