@@ -6,7 +6,8 @@ never), half the sessions said in one go instead of word by word (connected spee
 engine: espeak-ng's library events, `scenarios.espeak_connected`, or festival's segments), the augmentation chain
 (`scenarios.augment.training_chain`), a random 0-1 s phase shift
 (`suites.phase_shifted`, the rule of `eval --phase-jitter`), a system prompt from a varied set that
-includes the live default (`scenarios.prompts`) and more request phrasings (`intents.fresh_phrasings`).
+includes the live default (`scenarios.prompts`) and more request phrasings (`intents.fresh_phrasings`; half of the
+requests composed from parts, `intents.shapes`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import random
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..scenarios.intents.exchange import COMPOSED_SHARE
 from ..scenarios.render import Rendered
 
 
@@ -26,7 +28,7 @@ class TrainingData:
     phase_jitter: bool = False
     prompts: bool = False
     fresh_phrasings: bool = False
-    composed_share: float = 0.5  # of the fresh phrasings, requests composed from parts (`intents.shapes`)
+    composed_share: float = COMPOSED_SHARE  # of the fresh phrasings, requests composed from parts (`intents.shapes`)
     connected_share: float = 0.0  # sessions whose utterances are said in one go (where the engine can)
 
 
