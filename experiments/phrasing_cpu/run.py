@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from blind import BLIND  # noqa: E402
 from ticktock.cli import build_parser, main  # noqa: E402
-from ticktock.scenarios.compose import make_script, turn  # noqa: E402
+from ticktock.scenarios.phrasings import request_script  # noqa: E402
 from ticktock.scenarios.script import Script  # noqa: E402
 from ticktock.scenarios.suites import SUITES  # noqa: E402
 from ticktock.train.data import DATA_PRESETS, TrainingData  # noqa: E402
@@ -41,8 +41,7 @@ DATA_PRESETS["espeak-phrasings-listed"] = TrainingData("espeak-phrasings-listed"
 
 
 def blind_script(i: int, rng: random.Random) -> Script:
-    family, ex = BLIND[i]
-    return make_script(rng, family, turn(rng, ex, ["answer"]), answer=ex.reply, tool_call=ex.call)
+    return request_script(rng, *BLIND[i])
 
 
 SUITES["phrasings-blind"] = replace(SUITES["phrasings"], name="phrasings-blind", n=len(BLIND), seed=7117,

@@ -109,7 +109,11 @@ PHRASINGS: list[tuple[str, Exchange]] = [
 ]
 
 
-def phrasing_script(i: int, rng: random.Random) -> Script:
-    """Session i of the `phrasings` suite: the user asks PHRASINGS[i], the model replies (and calls its tool)."""
-    family, ex = PHRASINGS[i]
+def request_script(rng: random.Random, family: str, ex: Exchange) -> Script:
+    """A session of one written request: the user asks `ex`, the model replies (and calls its tool)."""
     return make_script(rng, family, turn(rng, ex, ["answer"]), answer=ex.reply, tool_call=ex.call)
+
+
+def phrasing_script(i: int, rng: random.Random) -> Script:
+    """Session i of the `phrasings` suite: PHRASINGS[i] asked and answered."""
+    return request_script(rng, *PHRASINGS[i])

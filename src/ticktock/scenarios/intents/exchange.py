@@ -112,6 +112,11 @@ def _words(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
+# what `phrase` and `framed` may put around a request, in words, in the order `_cores` takes it off
+_FRAMING_WORDS = [([_words(w) for w in words], at_end)
+                  for words, at_end in ((FILLERS, False), (LEADS, False), ([*TAILS["?"], *TAILS[""]], True))]
+
+
 @lru_cache(maxsize=1)
 def _held_out() -> frozenset[str]:
     """The `phrasings` suite's requests (words only): training never says one, nor one of them framed."""
@@ -123,9 +128,9 @@ def _held_out() -> frozenset[str]:
 def _cores(text: str) -> set[str]:
     """`text` in words, and without its leading filler, its lead-in and its tail, one after the other."""
     cores = [_words(text)]
-    for parts, at_end in ((FILLERS, False), (LEADS, False), ([*TAILS["?"], *TAILS[""]], True)):
+    for parts, at_end in _FRAMING_WORDS:
         t = cores[-1]
-        part = next((w for w in map(_words, parts) if (t.endswith(" " + w) if at_end else t.startswith(w + " "))), "")
+        part = next((w for w in parts if (t.endswith(" " + w) if at_end else t.startswith(w + " "))), "")
         cores.append((t[:len(t) - len(part)] if at_end else t[len(part):]).strip())
     return set(cores)
 
