@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
+
+if not torch.cuda.is_available():  # Triton (where installed) reads this when imported: its kernels then run on the CPU
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from ticktock.model import DuplexLM, preset
 from ticktock.model.tokenizer import train_tokenizer

@@ -4,7 +4,8 @@ The same script of forwards and cache operations (append, mixed audio embeddings
 trees, commit_path, snapshot/restore, truncate, evict, a forward beyond the largest bucket,
 a nearly full cache) runs on an eager `Engine` and a `FastEngine`; logits and resident K/V
 must match after every step. On a CPU the static-shape path runs without graphs (fast, always);
-on CUDA with graphs (marked `gpu`, skipped without CUDA).
+on CUDA with graphs (marked `gpu`, skipped without CUDA). The fused 1-token attention kernels run where
+Triton is installed: compiled on CUDA, under Triton's interpreter on a CPU.
 """
 
 from __future__ import annotations
@@ -14,22 +15,33 @@ import torch
 
 from ticktock.decoding.draft import Draft
 from ticktock.engine import Engine, Segment
+from ticktock.engine import decode_attention
 from ticktock.engine.fast import BUCKETS, FastEngine, length_bucket, make_kernels, query_bucket
 from ticktock.model import DuplexLM, preset
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 GPU = [pytest.mark.gpu, CUDA]
+TRITON = pytest.mark.skipif(decode_attention.triton is None, reason="needs Triton")
+# on a CPU, the fused kernels run under Triton's interpreter (conftest), which is chosen once per process
+INTERPRETED = [TRITON, pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA runs the compiled kernels")]
 SETUPS = [  # (device, dtype, mode, attention)
     pytest.param(("cpu", torch.float32, "static", "sdpa"), id="cpu-static-sdpa"),
     pytest.param(("cpu", torch.float32, "static", "matmul"), id="cpu-static-matmul"),
     # Qwen3-style attention: QK-norm, head_dim set apart from the width, 4 query heads per KV head
     pytest.param(("cpu", torch.float32, "static", "sdpa", "qk-norm"), id="cpu-static-sdpa-qknorm"),
     pytest.param(("cpu", torch.float32, "static", "matmul", "qk-norm"), id="cpu-static-matmul-qknorm"),
+    pytest.param(("cpu", torch.float32, "static", "fused"), id="cpu-static-fused", marks=INTERPRETED),
+    pytest.param(("cpu", torch.float32, "static", "fused", "qk-norm"), id="cpu-static-fused-qknorm", marks=INTERPRETED),
     pytest.param(("cuda", torch.float32, "graph", "sdpa"), id="cuda-graph-fp32-sdpa", marks=GPU),
     pytest.param(("cuda", torch.float32, "graph", "matmul"), id="cuda-graph-fp32-matmul", marks=GPU),
     pytest.param(("cuda", torch.bfloat16, "graph", "auto"), id="cuda-graph-bf16-auto", marks=GPU),
     pytest.param(("cuda", torch.float32, "graph", "sdpa", "qk-norm"), id="cuda-graph-fp32-sdpa-qknorm", marks=GPU),
     pytest.param(("cuda", torch.bfloat16, "graph", "auto", "qk-norm"), id="cuda-graph-bf16-auto-qknorm", marks=GPU),
+    pytest.param(("cuda", torch.float32, "graph", "fused"), id="cuda-graph-fp32-fused", marks=GPU + [TRITON]),
+    pytest.param(("cuda", torch.float32, "graph", "fused", "qk-norm"), id="cuda-graph-fp32-fused-qknorm",
+                 marks=GPU + [TRITON]),
+    pytest.param(("cuda", torch.bfloat16, "graph", "fused", "qk-norm"), id="cuda-graph-bf16-fused-qknorm",
+                 marks=GPU + [TRITON]),
 ]
 TOL = {torch.float32: 2e-5, torch.bfloat16: 5e-2}  # max |fast - eager| / max |eager|
 S = 320  # cache slots: small, so the full-cache fallback is reachable
@@ -142,7 +154,7 @@ def test_fast_equals_eager_through_cache_verbs(pair):
     p.forward([seg(p.ids(1))], unit=4)  # bucket 1 fits
     assert p.fast.fast_forwards == 13
     if p.fast.uses_graphs:
-        assert set(p.fast.chosen.values()) <= {"sdpa", "matmul"} and len(p.fast.chosen) == len(p.fast.graphs)
+        assert set(p.fast.chosen.values()) <= {"sdpa", "matmul", "fused"} and len(p.fast.chosen) == len(p.fast.graphs)
 
 
 def test_greedy_generation_identical(pair):

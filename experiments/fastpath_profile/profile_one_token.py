@@ -25,7 +25,7 @@ def main() -> None:
     p.add_argument("--shape", default="qwen2.5-omni-7b-thinker")
     p.add_argument("--context", type=int, default=1024)
     p.add_argument("--top", type=int, default=25)
-    p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "matmul"])
+    p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "matmul", "fused"])
     args = p.parse_args()
     model = random_model(preset(args.shape), "cuda", torch.bfloat16).eval()
     eng = FastEngine(model, args.context + 256, attention=args.attention)

@@ -16,11 +16,14 @@ A forward of T new inputs on the fast path:
    1/8 octave, at least 128), under an additive mask built on the device: slots before
    `start` are attended, the new slots follow the causal / tree mask, the rest are masked.
    GQA folds the query heads of a KV head into the query length, q (1, H_kv, G*Tb, D),
-   so the cache is never repeated per head. Two attention kernels: "sdpa" (PyTorch's fused
+   so the cache is never repeated per head. Attention kernels: "sdpa" (PyTorch's fused
    attention; with a mask, the memory-efficient kernel, which runs one block per KV head and
-   query tile — few blocks for a 1-token forward) and "matmul" (HF-eager style: bf16 scores
-   by batched GEMM over many blocks, softmax in fp32 accumulation, GEMM with V). "auto"
-   captures both graphs for a bucket, times their replays and keeps the faster.
+   query tile — few blocks for a 1-token forward), "matmul" (HF-eager style: bf16 scores
+   by batched GEMM over many blocks, softmax in fp32 accumulation, GEMM with V) and, for
+   1-token forwards where Triton runs, "fused" (`decode_attention`: QK-norm, RoPE, the K/V
+   writes and split-KV attention in two kernels per layer, no mask). "auto" captures each
+   kernel's graph for a bucket, times their replays and keeps the fastest (a fused graph only
+   if its output agrees with the others').
 3. Everything that varies goes into static tensors before replay: token ids, the
    "row is an embedding" flags, positions, `start` and the (Tb, Tb) new-token mask in
    one int32 buffer (one non-blocking copy from pinned memory); audio embeddings into a
@@ -50,6 +53,8 @@ from typing import Callable, Iterable
 import torch
 import torch.nn.functional as F
 
+from .decode_attention import available as fused_available, decode_attention, scratch as fused_scratch
+from .decode_attention import splits as fused_splits
 from .eager import Engine, ForwardRequest, Segment, forward_inputs
 from ..model.transformer import masked_attention, rope_cos_sin
 from ..model.duplex import DuplexLM
@@ -57,7 +62,8 @@ from ..model.duplex import DuplexLM
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 AHEAD_SLOTS = 256  # `upkeep` captures the graphs of forwards starting up to this far past the resident length
 MODES = ("auto", "eager", "static", "graph")
-ATTENTION = ("auto", "sdpa", "matmul")
+ATTENTION = ("auto", "sdpa", "matmul", "fused")
+FUSED_AGREEMENT = 0.1  # a fused graph's hidden states within this relative distance of the others', or it is unused
 
 
 def query_bucket(n: int, buckets: tuple[int, ...] = BUCKETS) -> int | None:
@@ -155,7 +161,8 @@ class FastEngine(Engine):
     mode: "auto" (graphs on CUDA, eager elsewhere), "eager" (always `Engine`'s path),
     "static" (the static-shape path without graph capture, on any device: for tests),
     "graph" (static path + CUDA graphs; needs CUDA). Switch at any time: `eng.mode = "eager"`.
-    attention: "sdpa", "matmul", or "auto" (with graphs: the faster per bucket, see `chosen`; else sdpa).
+    attention: "sdpa", "matmul", "fused" (1-token forwards; others sdpa; needs Triton) or "auto" (with graphs:
+    the fastest per bucket, see `chosen`; else sdpa).
     fuse_mlp: pack gate/up into one matrix (costs a copy of them); None = when device memory allows.
     compile: fuse the elementwise stages with `torch.compile` (None = with graphs on CUDA when Triton is there).
     """
@@ -170,6 +177,8 @@ class FastEngine(Engine):
             raise ValueError(f"unknown attention {attention!r}; use one of {', '.join(ATTENTION)}")
         if mode == "graph" and model.device.type != "cuda":
             raise ValueError("mode 'graph' needs a model on CUDA")
+        if attention == "fused" and not fused_available(model.device):
+            raise ValueError("attention 'fused' needs Triton and a CUDA model (or TRITON_INTERPRET=1)")
         self.mode = mode
         self.attention = attention
         self.chosen: dict[tuple[int, int], str] = {}  # (Tb, Lb) -> attention kernel of its graph
@@ -183,6 +192,8 @@ class FastEngine(Engine):
         self.fast_forwards = 0  # forwards that took the static path (for tests and reports)
         self.blocks: list[PackedBlock] | None = None
         self.capture_seconds = 0.0  # what the last `upkeep` capture took: the next one waits for that much slack
+        self._fused_off = False  # "auto" stops offering the fused kernel once it failed or disagreed
+        self._partials: torch.Tensor | None = None  # the fused kernel's scratch, made at its first forward
 
     # ------------------------------------------------------------ which path
     @property
@@ -260,6 +271,16 @@ class FastEngine(Engine):
                 wg=mlp.gate_proj.weight.detach(), wu=mlp.up_proj.weight.detach(), wd=mlp.down_proj.weight.detach()))
         return out
 
+    def _fused_scratch(self) -> torch.Tensor:
+        """The fused kernel's partials buffer, large enough for every bucket of the cache (made in a warm-up, outside
+        any graph's pool; again only for a larger cache, whose graphs are all captured anew)."""
+        cfg = self.model.cfg.decoder
+        hkv = cfg.num_key_value_heads
+        if self._partials is None or self._partials.shape[1] < fused_splits(self.cache.max_slots, hkv)[0]:
+            self._partials = fused_scratch(hkv, cfg.num_attention_heads // hkv, cfg.head_dim,
+                                                     self.cache.max_slots, self.model.device)
+        return self._partials
+
     def refresh(self) -> None:
         """Re-pack the weights and drop captured graphs (after the model's weights changed)."""
         _PACKED.pop(self.model, None)
@@ -318,17 +339,22 @@ class FastEngine(Engine):
         h, hkv, d, dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
         g, half = h // hkv, d // 2
         meta = self.meta[tb]
+        fused = attention == "fused" and tb == 1
+        attention = "sdpa" if attention == "fused" else attention  # the fused kernels take one token; more: sdpa
         start = meta[:1].long()
         ids, ext, pos = meta[1:1 + tb], meta[1 + tb:1 + 2 * tb] != 0, meta[1 + 2 * tb:1 + 3 * tb]
         new = meta[1 + 3 * tb:].view(tb, tb) != 0
 
-        rel = self.cols[:lb] - start  # (lb,) slot index relative to the first new slot
-        in_new = (rel >= 0) & (rel < tb)
-        allowed = (new.index_select(1, rel.clamp(0, tb - 1)) & in_new) | (rel < 0)  # (tb, lb)
-        mask = torch.where(allowed, self._zero, self._ninf)
-        if g > 1:
-            mask = mask.repeat(g, 1)  # (g*tb, lb): row gi*tb + t is query t of head gi
-        slots = start + self.rows[:tb]
+        if fused:  # the token attends to [0, start]: no mask; the kernels write its K/V
+            part = self._fused_scratch()
+        else:
+            rel = self.cols[:lb] - start  # (lb,) slot index relative to the first new slot
+            in_new = (rel >= 0) & (rel < tb)
+            allowed = (new.index_select(1, rel.clamp(0, tb - 1)) & in_new) | (rel < 0)  # (tb, lb)
+            mask = torch.where(allowed, self._zero, self._ninf)
+            if g > 1:
+                mask = mask.repeat(g, 1)  # (g*tb, lb): row gi*tb + t is query t of head gi
+            slots = start + self.rows[:tb]
 
         x = torch.where(ext[:, None], self.x_ext[:tb], lm.model.embed_tokens(ids))[None]  # (1, tb, dim)
         x2 = x.view(tb, dim)
@@ -336,14 +362,19 @@ class FastEngine(Engine):
         cos, sin = cos.transpose(1, 2), sin.transpose(1, 2)  # (1, tb, 1, d)
         sin = torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)  # rotate-half's sign folded in
         kern = self.kernels
+        if fused:
+            cos1, sin1 = cos.reshape(d), sin.reshape(d)
         for i, b in enumerate(self.blocks):
             qkv = F.linear(kern.rms(x, b.ln1), b.wqkv, b.bqkv)  # (1, tb, (h + 2 hkv) d)
-            q, k, v = kern.rope_split(qkv, cos, sin, b.qkn)
             kc, vc = cache.k[i], cache.v[i]  # (1, hkv, S_max, d)
-            kc.index_copy_(2, slots, k)
-            vc.index_copy_(2, slots, v)
-            o = _attend(q, kc[:, :, :lb], vc[:, :, :lb], mask, attention)  # (1, hkv, g*tb, d)
-            o = o.unflatten(2, (g, tb)).permute(0, 3, 1, 2, 4).reshape(tb, h * d)
+            if fused:
+                o = decode_attention(qkv, cos1, sin1, b.qkn, kc, vc, meta[:1], part, h, b.eps1, lb)
+            else:
+                q, k, v = kern.rope_split(qkv, cos, sin, b.qkn)
+                kc.index_copy_(2, slots, k)
+                vc.index_copy_(2, slots, v)
+                o = _attend(q, kc[:, :, :lb], vc[:, :, :lb], mask, attention)  # (1, hkv, g*tb, d)
+                o = o.unflatten(2, (g, tb)).permute(0, 3, 1, 2, 4).reshape(tb, h * d)
             x2.addmm_(o, b.wo.t())  # residual fused into the GEMM
             hn = kern.rms(x, b.ln2).view(tb, dim)
             if b.wgu is not None:
@@ -356,7 +387,7 @@ class FastEngine(Engine):
     # ------------------------------------------------------------ graphs
     def _run(self, tb: int, lb: int) -> torch.Tensor:
         if not self.uses_graphs:
-            return self._static(tb, lb, "matmul" if self.attention == "matmul" else "sdpa")
+            return self._static(tb, lb, self.attention if self.attention in ("matmul", "fused") else "sdpa")
         if self.cache.k.data_ptr() != self._cache_ptr:  # a new cache: graphs point at the old one
             self.graphs.clear()
             self._cache_ptr = self.cache.k.data_ptr()
@@ -367,22 +398,33 @@ class FastEngine(Engine):
         return entry[1]
 
     def _capture(self, tb: int, lb: int) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
-        """The graph for (tb, lb); with attention "auto", the faster of the two kernels' graphs (or the kernel
+        """The graph for (tb, lb); with attention "auto", the fastest kernel's graph (or the kernel
         `preset` names: what another engine of the same model chose, as `EnginePool` hands on)."""
         fixed = self.attention if self.attention != "auto" else self.preset.get((tb, lb))
         if fixed is not None:
+            fixed = "sdpa" if fixed == "fused" and tb > 1 else fixed  # what `_static` runs for more than one token
             self.chosen[(tb, lb)] = fixed
             # a preset bucket's kernels ran (and compiled) in the engine that chose them: one warm-up is enough
             return self._capture_one(tb, lb, fixed, warmups=1 if (tb, lb) in self.preset else 2)
-        best, times, errors = None, {}, []
-        for kind in ("sdpa", "matmul"):
+        best, times, errors, ref = None, {}, [], None
+        fused = tb == 1 and not self._fused_off and fused_available(self.model.device)
+        for kind in ("sdpa", "matmul") + (("fused",) if fused else ()):
             try:
                 graph, out = self._capture_one(tb, lb, kind)
-            except RuntimeError as err:  # a kernel that cannot be captured here: keep the other
+            except Exception as err:  # a kernel that cannot be captured (or compiled) here: keep the others
                 errors.append(err)
                 warnings.warn(f"FastEngine: {kind} attention not captured for bucket {tb}x{lb}: {err}")
+                self._fused_off |= kind == "fused"  # no second try per bucket
                 continue
-            times[kind] = _replay_ms(graph)
+            ms = _replay_ms(graph)  # the replays also leave this graph's output in `out`
+            if kind != "fused" and ref is None:
+                ref = out.clone()
+            elif kind == "fused" and ref is not None and (out - ref).norm() > FUSED_AGREEMENT * ref.norm():
+                warnings.warn(f"FastEngine: fused attention disagrees with {next(iter(times))} for bucket {tb}x{lb}; "
+                              "not used")
+                self._fused_off = True
+                continue
+            times[kind] = ms
             if best is None or times[kind] < times[best[0]]:
                 best = (kind, graph, out)
         if best is None:
