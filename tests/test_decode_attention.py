@@ -75,7 +75,7 @@ from ticktock.engine import decode_attention as da
 types = dict(start_ptr="*i32", part="*fp32", scale="fp32", eps="fp32",
              **{n: "i32" for n in ("skh", "sks", "svh", "svs", "sph", "sps", "span", "ns", "H", "HKV")})
 for g, qk_norm in ((7, False), (4, True)):  # the Qwen2.5-Omni thinker's and MiniCPM-o 4.5's groups
-    const = dict(G=g, GP=16, D=128, QKN=qk_norm, F32=False, BLOCK=da.BLOCK_N)
+    const = dict(G=g, GP=16, D=128, QKN=qk_norm, F32=False, BLOCK=da.BLOCK_N, NSP=32)
     for fn in (da._partial, da._finish):
         names = list(inspect.signature(fn.fn).parameters)
         sig = {n: "constexpr" if n in const else types.get(n, "*bf16") for n in names}

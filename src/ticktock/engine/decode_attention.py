@@ -7,8 +7,9 @@ which at 7B cost about as much as a fifth of the weight reads (docs/models.md, "
 1. `_partial`, grid (H_kv, splits): each program ropes its KV head's G query heads straight from the q/k/v
    projection's row and runs an online softmax over one split of the resident slots [0, start) (split-KV, so
    a long cache is read by many blocks), leaving (max, sum, weighted V) per query head in a scratch buffer.
-2. `_finish`, grid (H_kv,): ropes the new token's K, writes K and V into the cache at slot `start`, scores
-   the new token itself and merges the splits into the output row.
+2. `_finish`, grid (H,): per query head, ropes the new token's q and K, scores the token itself and merges
+   the splits' partials (all read at once) into its output row; a KV head's first query head writes the
+   token's K and V into the cache at slot `start`.
 
 `start` is read on the device (the engine's staged meta), so one CUDA graph serves every cache length of
 its bucket. Runs where Triton runs: CUDA, or anywhere under `TRITON_INTERPRET=1` (set before Triton is
@@ -81,8 +82,8 @@ def decode_attention(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, qk
     _partial[(hkv, ns)](qkv, gains, cos, sin, kc, vc, start, part, sk[1], sk[2], sv[1], sv[2],
                         part.stride(0), part.stride(1), span, d ** -0.5, eps, BLOCK=BLOCK_N, **common)
     out = torch.empty(1, h * d, dtype=kc.dtype, device=kc.device)
-    _finish[(hkv,)](qkv, gains, cos, sin, kc, vc, start, part, out, sk[1], sk[2], sv[1], sv[2],
-                    part.stride(0), part.stride(1), ns, h, hkv, d ** -0.5, eps, **common)
+    _finish[(h,)](qkv, gains, cos, sin, kc, vc, start, part, out, sk[1], sk[2], sv[1], sv[2],
+                  part.stride(0), part.stride(1), ns, h, hkv, d ** -0.5, eps, NSP=1 << (ns - 1).bit_length(), **common)
     return out
 
 
@@ -147,35 +148,30 @@ if triton is not None:
     @triton.jit
     def _finish(qkv, gains, cos, sin, kc, vc, start_ptr, part, out, skh, sks, svh, svs, sph, sps, ns, H, HKV,
                 scale, eps, G: tl.constexpr, GP: tl.constexpr, D: tl.constexpr, QKN: tl.constexpr,
-                F32: tl.constexpr):
-        kh = tl.program_id(0)
+                F32: tl.constexpr, NSP: tl.constexpr):
+        qh = tl.program_id(0)  # one query head per program: its splits' partials are read in one go
+        kh, r = qh // G, qh % G
         start = tl.load(start_ptr)
-        rows, cols = tl.arange(0, GP), tl.arange(0, D)
-        heads = kh * G + tl.minimum(rows, G - 1)
-        q = _roped(qkv, gains, cos, sin, heads, cols, eps, D, QKN)  # (GP, D)
-        one = tl.zeros([1], tl.int32)
-        k = _roped(qkv, gains, cos, sin, H + kh + one, cols, eps, D, QKN)  # (1, D)
+        cols, one = tl.arange(0, D), tl.zeros([1], tl.int32)
+        q = _roped(qkv, gains, cos, sin, qh + one, cols, eps, D, QKN)  # (1, D)
+        k = _roped(qkv, gains, cos, sin, H + kh + one, cols, eps, D, QKN)
         v = tl.load(qkv + (H + HKV + kh + one)[:, None] * D + cols[None, :])  # (1, D), the model's dtype
-        tl.store(kc + kh * skh + start * sks + cols[None, :], k.to(kc.dtype.element_ty))
-        tl.store(vc + kh * svh + start * svs + cols[None, :], v.to(vc.dtype.element_ty))
+        first = (tl.zeros([1, D], tl.int32) + r) == 0  # the KV head's first query head writes its K and V
+        tl.store(kc + kh * skh + start * sks + cols[None, :], k.to(kc.dtype.element_ty), mask=first)
+        tl.store(vc + kh * svh + start * svs + cols[None, :], v.to(vc.dtype.element_ty), mask=first)
         k = k.to(kc.dtype.element_ty).to(tl.float32)
         v = v.to(vc.dtype.element_ty).to(tl.float32)
-        s_new = tl.sum(q.to(kc.dtype.element_ty).to(tl.float32) * k, axis=1) * scale  # (GP,)
-        real = rows < G  # only the real query heads' partials were stored
-        mx = s_new
-        for sp in range(0, ns):
-            mx = tl.maximum(mx, tl.load(part + kh * sph + sp * sps + rows * (D + 2) + D, mask=real, other=0.0))
-        w = tl.exp(s_new - mx)
-        total = w
-        acc = w[:, None] * v
-        for sp in range(0, ns):
-            base = part + kh * sph + sp * sps + rows * (D + 2)
-            ws = tl.exp(tl.load(base + D, mask=real, other=float("-inf")) - mx)  # 0 for a split without slots
-            total += tl.load(base + D + 1, mask=real, other=0.0) * ws
-            acc += tl.load(base[:, None] + cols[None, :], mask=real[:, None], other=0.0) * ws[:, None]
-        o = acc / total[:, None]
-        tl.store(out + (kh * G + rows)[:, None] * D + cols[None, :], o.to(out.dtype.element_ty),
-                 mask=(rows < G)[:, None])
-
+        s_new = tl.sum(q.to(kc.dtype.element_ty).to(tl.float32) * k, axis=1) * scale  # (1,)
+        sp = tl.arange(0, NSP)
+        base = part + kh * sph + sp * sps + r * (D + 2)  # (NSP,) this head's row in every split
+        have = sp < ns
+        m = tl.load(base + D, mask=have, other=float("-inf"))  # -inf also for a split without slots
+        mx = tl.maximum(tl.max(m, axis=0), tl.max(s_new, axis=0))
+        w = tl.exp(m - mx)
+        w_new = tl.exp(s_new - mx)  # (1,)
+        total = tl.sum(tl.load(base + D + 1, mask=have, other=0.0) * w, axis=0) + w_new
+        acc = tl.sum(tl.load(base[:, None] + cols[None, :], mask=have[:, None], other=0.0) * w[:, None], axis=0)
+        o = (acc[None, :] + w_new[:, None] * v) / total[:, None]  # (1, D)
+        tl.store(out + qh * D + cols[None, :], o.to(out.dtype.element_ty))
 
 __all__ = ["BLOCK_N", "available", "decode_attention", "scratch", "splits"]
