@@ -75,7 +75,7 @@ def decode_attention(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, qk
     qkv = qkv.reshape(-1)
     gains = qkn if qkn is not None else qkv  # a placeholder pointer when QK-norm is off
     sk, sv = kc.stride(), vc.stride()
-    assert sk[3] == 1 and sv[3] == 1 and part.is_contiguous()
+    assert sk[3] == 1 and sv[3] == 1 and part.is_contiguous() and ns <= part.shape[1], "cache or scratch layout"
     # products in float32 for a float32 cache, and under the interpreter (whose bf16 `tl.dot` is wrong)
     f32 = kc.dtype == torch.float32 or os.environ.get("TRITON_INTERPRET") == "1"
     common = dict(G=g, GP=part.shape[2], D=d, QKN=qkn is not None, F32=f32)
@@ -83,7 +83,8 @@ def decode_attention(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, qk
                         part.stride(0), part.stride(1), span, d ** -0.5, eps, BLOCK=BLOCK_N, **common)
     out = torch.empty(1, h * d, dtype=kc.dtype, device=kc.device)
     _finish[(h,)](qkv, gains, cos, sin, kc, vc, start, part, out, sk[1], sk[2], sv[1], sv[2],
-                  part.stride(0), part.stride(1), ns, h, hkv, d ** -0.5, eps, NSP=1 << (ns - 1).bit_length(), **common)
+                  part.stride(0), part.stride(1), ns, h, hkv, d ** -0.5, eps,
+                  NSP=1 << (part.shape[1] - 1).bit_length(), **common)  # one build for every bucket
     return out
 
 
