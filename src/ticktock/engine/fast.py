@@ -414,7 +414,7 @@ class FastEngine(Engine):
             except Exception as err:  # a kernel that cannot be captured (or compiled) here: keep the others
                 errors.append(err)
                 warnings.warn(f"FastEngine: {kind} attention not captured for bucket {tb}x{lb}: {err}")
-                self._fused_off |= kind == "fused"  # no second try per bucket
+                self._fused_off |= kind == "fused"  # and not offered again
                 continue
             ms = _replay_ms(graph)  # the replays also leave this graph's output in `out`
             if kind != "fused" and ref is None:
