@@ -17,7 +17,7 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def reference(qkv, cos, sin, qkn, kc, vc, start: int, h: int, eps: float):
-    """QK-norm, RoPE (sin with rotate-half's sign folded in), the new K/V at `start`, softmax attention over [0, start]."""
+    """QK-norm, RoPE (sin with rotate-half's sign folded in), the new K/V at `start`, attention over [0, start]."""
     hkv, d = kc.shape[1], kc.shape[3]
     qk = qkv[:(h + hkv) * d].view(h + hkv, d)
     if qkn is not None:
@@ -54,7 +54,8 @@ def test_fused_decode_attention_equals_the_math(h, hkv, d, qk_norm, slots, start
     assert got.shape == (1, h * d)
     torch.testing.assert_close(got.cpu(), want, atol=1e-5, rtol=1e-5)
     n = start + 1
-    assert torch.equal(kc[..., :n, :].cpu(), k_want[..., :n, :]) and torch.equal(vc[..., :n, :].cpu(), v_want[..., :n, :])
+    torch.testing.assert_close(kc[..., :n, :].cpu(), k_want[..., :n, :], atol=1e-6, rtol=1e-6)  # a GPU may fuse a
+    torch.testing.assert_close(vc[..., :n, :].cpu(), v_want[..., :n, :], atol=0, rtol=0)  # multiply-add in RoPE
     assert torch.isnan(kc[..., n:, :]).all()  # nothing written past the token's slot
 
 

@@ -34,7 +34,8 @@ def main() -> None:
     p.add_argument("--kernels", default="sdpa,matmul,fused,auto")
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--bandwidth", type=float, default=4.3e12, help="HBM bytes/s (H200: 4.3e12 usable of 4.8e12)")
-    p.add_argument("--device", default="cuda", help="cpu: a dry run of the static path (fused under TRITON_INTERPRET=1)")
+    p.add_argument("--device", default="cuda",
+                   help="cpu: a dry run of the static path (the fused kernels under TRITON_INTERPRET=1)")
     p.add_argument("--json", default=None)
     args = p.parse_args()
     contexts = [int(c) for c in args.contexts.split(",")]

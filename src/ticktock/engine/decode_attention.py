@@ -99,9 +99,9 @@ if triton is not None:
         x = tl.load(qkv + heads[:, None] * D + cols[None, :]).to(tl.float32)
         xs = tl.load(qkv + heads[:, None] * D + swap[None, :]).to(tl.float32)
         if QKN:  # RMS over the head in float32, back to the dtype, then the gain
-            r = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / D + eps)
-            x = (x * r[:, None]).to(dt).to(tl.float32) * tl.load(gains + heads[:, None] * D + cols[None, :]).to(tl.float32)
-            xs = (xs * r[:, None]).to(dt).to(tl.float32) * tl.load(gains + heads[:, None] * D + swap[None, :]).to(tl.float32)
+            r = (1.0 / tl.sqrt(tl.sum(x * x, axis=1) / D + eps))[:, None]
+            x = (x * r).to(dt).to(tl.float32) * tl.load(gains + heads[:, None] * D + cols[None, :]).to(tl.float32)
+            xs = (xs * r).to(dt).to(tl.float32) * tl.load(gains + heads[:, None] * D + swap[None, :]).to(tl.float32)
         c = tl.load(cos + cols).to(tl.float32)
         s = tl.load(sin + cols).to(tl.float32)
         return (x * c[None, :] + xs * s[None, :]).to(dt).to(tl.float32)
