@@ -14,8 +14,7 @@ import pytest
 import torch
 
 from ticktock.decoding.draft import Draft
-from ticktock.engine import Engine, Segment
-from ticktock.engine import decode_attention
+from ticktock.engine import Engine, Segment, decode_attention
 from ticktock.engine.fast import BUCKETS, FastEngine, length_bucket, make_kernels, query_bucket
 from ticktock.model import DuplexLM, preset
 
