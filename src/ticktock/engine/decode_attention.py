@@ -160,9 +160,8 @@ if triton is not None:
         first = (tl.zeros([1, D], tl.int32) + r) == 0  # the KV head's first query head writes its K and V
         tl.store(kc + kh * skh + start * sks + cols[None, :], k.to(kc.dtype.element_ty), mask=first)
         tl.store(vc + kh * svh + start * svs + cols[None, :], v.to(vc.dtype.element_ty), mask=first)
-        k = k.to(kc.dtype.element_ty).to(tl.float32)
-        v = v.to(vc.dtype.element_ty).to(tl.float32)
-        s_new = tl.sum(q.to(kc.dtype.element_ty).to(tl.float32) * k, axis=1) * scale  # (1,)
+        v = v.to(tl.float32)  # q and k hold values of the model's dtype already (`_roped`), as the cache does
+        s_new = tl.sum(q * k, axis=1) * scale  # (1,)
         sp = tl.arange(0, NSP)
         base = part + kh * sph + sp * sps + r * (D + 2)  # (NSP,) this head's row in every split
         have = sp < ns

@@ -341,13 +341,13 @@ class FastEngine(Engine):
         meta = self.meta[tb]
         fused = attention == "fused" and tb == 1
         attention = "sdpa" if attention == "fused" else attention  # the fused kernels take one token; more: sdpa
-        start = meta[:1].long()
         ids, ext, pos = meta[1:1 + tb], meta[1 + tb:1 + 2 * tb] != 0, meta[1 + 2 * tb:1 + 3 * tb]
-        new = meta[1 + 3 * tb:].view(tb, tb) != 0
 
-        if fused:  # the token attends to [0, start]: no mask; the kernels write its K/V
+        if fused:  # the token attends to [0, start]: no mask; the kernels read start and write its K/V
             part = self._fused_scratch()
         else:
+            start = meta[:1].long()
+            new = meta[1 + 3 * tb:].view(tb, tb) != 0
             rel = self.cols[:lb] - start  # (lb,) slot index relative to the first new slot
             in_new = (rel >= 0) & (rel < tb)
             allowed = (new.index_select(1, rel.clamp(0, tb - 1)) & in_new) | (rel < 0)  # (tb, lb)
