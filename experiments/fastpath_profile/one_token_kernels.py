@@ -68,7 +68,7 @@ def main() -> None:
                 torch.cuda.empty_cache()
     if args.json:
         Path(args.json).write_text(json.dumps({"shape": args.shape, "device": device,
-                                               "rows": rows}, indent=1))
+                                               "bandwidth": args.bandwidth, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
