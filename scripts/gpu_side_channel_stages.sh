@@ -6,6 +6,7 @@
 # e.g. scripts/gpu_side_channel_stages.sh runs/shipped $OUT shipped m m2
 #   scripts/gpu_side_channel_stages.sh RUNS OUT CONFIG next SECONDS
 # runs the stages that continue what RUNS holds and fit SECONDS (at least one; `StagedRecipe.next_stages`).
+# BASE=DIR fits it to that base model (default: the shipped ticktock-tiny), e.g. a retrained base carried in runs/.
 # (DEVICE=cpu TRAIN_ARGS='--steps 2 --batch 4' try it here.)
 # Each stage comes back as OUT/STAGE.tar (the run's record and a LoRA's adapter/, what a later stage continues) and,
 # for a whole decoder, its model.safetensors in parts (OUT/STAGE.safetensors.part-*: at most 16 MiB a file, 8 files a
@@ -35,7 +36,8 @@ c, runs, seconds = sys.argv[1:]; print(' '.join(load_config(c).next_stages(Path(
 fi
 for stage in "$@"; do
   echo "[$SECONDS s] stage $stage"
-  python3 -m ticktock.cli train side-channel --config "$config" --out "$runs" --stage "$stage" --device "${DEVICE:-cuda}" --workers 14 ${TRAIN_ARGS:-}
+  python3 -m ticktock.cli train side-channel --config "$config" --out "$runs" --stage "$stage" --device "${DEVICE:-cuda}" --workers 14 \
+    ${BASE:+--base "$BASE"} ${TRAIN_ARGS:-}
   cd "$runs/$stage"
   if [ -d adapter ]; then keep=adapter  # a LoRA stage: later stages continue its adapter, not the merged model
   else keep="model/*.json model/tokenizer.json"; split -b 15M model/model.safetensors "$out/$stage.safetensors.part-"; fi

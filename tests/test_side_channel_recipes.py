@@ -161,6 +161,10 @@ def test_a_miniature_staged_recipe_runs_resumes_and_merges(protocol, tmp_path):
     stamp = (out / "one" / "side_channel.json").stat().st_mtime_ns
     run_stages(staged, out, tmp_path / "base", device="cpu", workers=1, make_example=make)  # resumable: all done
     assert (out / "one" / "side_channel.json").stat().st_mtime_ns == stamp
+    # a chain fits one base: the merge over it refuses another base by name
+    save_model(random_model(4, p.vocab_size, std=0.1), p.tokenizer, tmp_path / "other")
+    with pytest.raises(ValueError, match="fitted to another base"):
+        run_stages(staged, out, tmp_path / "other", only="merge", device="cpu", workers=1, make_example=make)
 
 
 def test_the_retrain_preset_is_the_shipped_stages_on_the_retrainings_data():

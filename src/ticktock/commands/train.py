@@ -90,5 +90,8 @@ def run_side_channel(args: argparse.Namespace) -> int:
                            args.time_budget or 1e9, args.workers)
         return 0
     print(f"{len(config.stages)} stages, {config.total_seconds:g} s of training", flush=True)
-    run_stages(config, Path(args.out), base, args.stage, args.device, args.workers, overrides)
+    try:
+        run_stages(config, Path(args.out), base, args.stage, args.device, args.workers, overrides)
+    except ValueError as err:  # a stage run out of order, or a chain fitted to another base
+        raise SystemExit(str(err)) from None
     return 0

@@ -7,6 +7,7 @@ time) — written last, so a run folder holding it is complete.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -17,7 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...model import DuplexLM, load_model
+from ...model import DEFAULT_MODEL, DuplexLM, load_model
+from ...model.io import checkpoint_shards
 from ...protocol import DuplexProtocol
 from ..data import DATA_PRESETS
 from ..trainer import train
@@ -53,6 +55,25 @@ def plot_side_channel(log: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def base_fingerprint(base: Path | None) -> str:
+    """The base's weights hashed (16 hex digits): a side channel fits one base, so a stage that continues another,
+    and the merge, refuse a chain fitted to a different one."""
+    h = hashlib.sha256()
+    for shard in checkpoint_shards(Path(base) if base else DEFAULT_MODEL):
+        with open(shard, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()[:16]
+
+
+def check_same_base(done: Path, fingerprint: str) -> None:
+    """Refuse to build on a finished run (`done`: its folder) fitted to a base other than `fingerprint`'s."""
+    fitted = json.loads((done / DONE_FILE).read_text()).get("base")
+    if fitted and fitted != fingerprint:
+        raise ValueError(f"{done} was fitted to another base (weights {fitted}; this base's are {fingerprint}): "
+                         "pass the base it was fitted to (--base)")
+
+
 def train_side_channel(out: Path, recipe: Recipe, base: Path | None = None, init: Path | None = None,
                        device: str = "cuda", time_budget_s: float = 1e9, workers: int = 0,
                        model: DuplexLM | None = None, tokenizer: Any = None,
@@ -64,6 +85,7 @@ def train_side_channel(out: Path, recipe: Recipe, base: Path | None = None, init
     model/, or a decoder shipped alone); the teacher is always the plain base.
     """
     t0 = time.time()
+    fitted_to_path = model is None
     if model is None:
         model, tokenizer = load_model(base, "cpu", torch.float32)
     proto = DuplexProtocol(tokenizer)
@@ -83,6 +105,7 @@ def train_side_channel(out: Path, recipe: Recipe, base: Path | None = None, init
     plot_side_channel(log, out / "loss.png")
     last = next((r for r in reversed(log) if "loss" in r), {})
     summary = {"recipe": recipe.to_dict(), "init": str(init or ""), "time_budget_s": time_budget_s,
+               "base": base_fingerprint(base) if fitted_to_path else None,
                "adapter_params": adapter.n_trainable(), "steps": last.get("step"), "final": last,
                "seconds": round(time.time() - t0, 1)}
     (out / DONE_FILE).write_text(json.dumps(summary, indent=2))

@@ -16,7 +16,7 @@ from typing import Any
 from ...model.adapter import save_decoder_side_channel
 from .merge import interpolate_side_channels
 from .recipe import Recipe, read_config, recipe_from
-from .run import DONE_FILE, train_side_channel
+from .run import DONE_FILE, base_fingerprint, check_same_base, train_side_channel
 
 RESULT = "side-channel"  # OUT/side-channel: config.json and decoder.safetensors
 
@@ -133,6 +133,8 @@ def run_stages(staged: StagedRecipe, out: Path, base: Path | None = None, only: 
         init = staged.stage(s.start).output(out) if s.start else None
         if init is not None and not (out / s.start / DONE_FILE).is_file():
             raise ValueError(f"stage {s.name!r} continues {s.start!r}: run that stage first")
+        if init is not None:
+            check_same_base(out / s.start, base_fingerprint(base))
         print(f"stage {s.name}: {s.seconds:g} s from {s.start or 'the base'}", flush=True)
         recipe = replace(s.recipe, **overrides) if overrides else s.recipe
         train_side_channel(out / s.name, recipe, base, init, device, s.seconds, workers, make_example=make_example)
@@ -142,6 +144,9 @@ def run_stages(staged: StagedRecipe, out: Path, base: Path | None = None, only: 
     if not all((out / n / DONE_FILE).is_file() for n in (m.a, m.b)):
         print(f"merge: waits for stages {m.a} and {m.b}", flush=True)
         return None
+    fingerprint = base_fingerprint(base)
+    for n in (m.a, m.b):
+        check_same_base(out / n, fingerprint)
     whole = interpolate_side_channels(base, out / m.a / "model", out / m.b / "model", m.t, out / m.name / "model")
     print(f"merge: {1 - m.t:g} x {m.a} + {m.t:g} x {m.b} -> {out / RESULT}", flush=True)
     return save_decoder_side_channel(whole, out / RESULT)
