@@ -33,3 +33,15 @@ if [ -d .gpu-augment ]; then
     PYTHONPATH=/tmp/site python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site \
       .gpu-augment/pyworld-*.tar.gz || echo "pyworld did not build here: data multi-engine will stop" >&2; }
 fi
+# Pico and MBROLA (`data multi-engine`'s other engines) from .gpu-voices/ (scripts/prepare_voices.sh): pico2wave
+# reads its voices from /usr/share/pico/lang only, espeak-ng MBROLA's databases from /usr/share/mbrola only (both
+# copied there where this machine lets us); espeak-ng runs the `mbrola` binary from PATH
+if [ -f .gpu-voices/voices.tar.gz ]; then
+  mkdir -p /tmp/voices && tar -C /tmp/voices -xzf .gpu-voices/voices.tar.gz
+  { mkdir -p /usr/share/pico /usr/share/mbrola && cp -r /tmp/voices/usr/share/pico/lang /usr/share/pico/ &&
+    cp -r /tmp/voices/usr/share/mbrola/* /usr/share/mbrola/; } 2>/dev/null ||
+    echo "cannot write /usr/share: Pico's and MBROLA's voices stay out" >&2
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=/tmp/voices/usr/lib/x86_64-linux-gnu exec /tmp/voices/usr/bin/pico2wave "$@"\n' \
+    > /tmp/voices/pico2wave && chmod +x /tmp/voices/pico2wave
+  export TICKTOCK_PICO=/tmp/voices/pico2wave PATH=/tmp/voices/usr/bin:$PATH
+fi

@@ -18,8 +18,11 @@ from ticktock.scenarios.flite import flite_binary
 from ticktock.scenarios.render import render_session
 from ticktock.scenarios.suites import SUITES, script_at
 from ticktock.scenarios.sam import PRESETS, sam_available
-from ticktock.scenarios.voices import (FESTIVAL_TRAIN_VOICES, HELDOUT_VOICES, OUTSIDE_VOICES, SAM_HELDOUT_VOICES,
-                                       SPLITS, TRAIN_VOICES, Voice, engine_of, split_of)
+from ticktock.scenarios.mbrola import mbrola_voices
+from ticktock.scenarios.pico import pico_languages
+from ticktock.scenarios.voices import (FESTIVAL_TRAIN_VOICES, HELDOUT_VOICES, MBROLA_TRAIN_VOICES, OUTSIDE_VOICES,
+                                       PICO_TRAIN_VOICES, SAM_HELDOUT_VOICES, SPLITS, TRAIN_VOICES, Voice, engine_of,
+                                       split_of)
 from ticktock.train.data import DATA_PRESETS, training_voice
 
 needs_espeak = pytest.mark.skipif(not espeak_available(), reason="espeak-ng not installed")
@@ -64,6 +67,17 @@ def test_flite_word_times_are_exact() -> None:
     _exact_word_times(Voice("flite/slt", 160))
 
 
+@pytest.mark.skipif("en-US" not in pico_languages(), reason="Pico (libttspico-utils) not installed")
+def test_pico_word_times_are_exact() -> None:
+    _exact_word_times(Voice("pico/en-US", 150))
+
+
+@pytest.mark.skipif("mb-us2" not in mbrola_voices(), reason="MBROLA and its us2 voice not installed")
+def test_mbrola_word_times_are_exact_and_never_connected() -> None:
+    _exact_word_times(Voice("mb-us2", 160, 40))
+    assert EspeakRenderer().utterances(["what is the capital of france"], Voice("mb-us2", 160)) == {}
+
+
 @pytest.mark.skipif(not sam_available(), reason="SAM not installed (scripts/prepare_sam.sh)")
 def test_sam_word_times_are_exact() -> None:
     _exact_word_times(Voice("sam/stuffy", 160))
@@ -76,12 +90,14 @@ def test_word_span_is_between_the_pauses() -> None:
 
 def test_training_never_draws_heldout_or_outside_voices() -> None:
     never = set(HELDOUT_VOICES) | set(SAM_HELDOUT_VOICES) | set(OUTSIDE_VOICES)
-    assert not never & (set(TRAIN_VOICES) | set(FESTIVAL_TRAIN_VOICES))
-    assert all(engine_of(v) == "espeak" for v in TRAIN_VOICES)
+    others = (*FESTIVAL_TRAIN_VOICES, *MBROLA_TRAIN_VOICES, *PICO_TRAIN_VOICES)
+    assert not never & (set(TRAIN_VOICES) | set(others))
+    assert all(engine_of(v) == "espeak" for v in TRAIN_VOICES + MBROLA_TRAIN_VOICES)
+    assert all(engine_of(v) == "pico" for v in PICO_TRAIN_VOICES)
     rng, data = random.Random(0), DATA_PRESETS["multi-engine"]
-    drawn = {training_voice(data, rng, festival=FESTIVAL_TRAIN_VOICES).name for _ in range(3000)}
-    assert drawn <= set(TRAIN_VOICES) | set(FESTIVAL_TRAIN_VOICES) and not drawn & never
-    assert set(FESTIVAL_TRAIN_VOICES) <= drawn  # festival takes its share
+    drawn = {training_voice(data, rng, others=others).name for _ in range(3000)}
+    assert drawn <= set(TRAIN_VOICES) | set(others) and not drawn & never
+    assert set(others) <= drawn  # the other engines take their share
     assert SPLITS["festival-kdl"] == ("festival/ked_diphone",) and split_of("festival/ked_diphone") == "festival-kdl"
     assert all(engine_of(v) == "flite" for v in SPLITS["flite"])
     assert {v.split("/")[1] for v in SAM_HELDOUT_VOICES} == set(PRESETS)

@@ -30,6 +30,9 @@ def make_renderer(engine: str) -> Renderer:
     if engine == "flite":
         from .flite import FliteRenderer
         return FliteRenderer()
+    if engine == "pico":
+        from .pico import PicoRenderer
+        return PicoRenderer()
     if engine == "sam":
         from .sam import SamRenderer
         return SamRenderer()

@@ -169,6 +169,10 @@ class EspeakRenderer:
     def utterances(self, texts: list[str], voice: Voice) -> dict[str, tuple[np.ndarray, list[tuple[float, float]]]]:
         """Each text said in one go, with its words' times (`espeak_connected`); a text whose times are not known
         is left out."""
+        from .mbrola import is_mbrola
+
+        if is_mbrola(voice.name):  # its library output is at the MBROLA voice's rate: word by word (`mbrola`)
+            return {}
         if self._connected is None:
             from .espeak_connected import ConnectedEspeak
             self._connected = ConnectedEspeak(self.data_path)

@@ -12,8 +12,10 @@ training may hear, so it trains; `heldout-festival-kdl` still renders `heldout`'
 front end also speaks through the Italian and Finnish voices' diphones (`english_pc_diphone`, `english_lp_diphone`,
 `english_hy_fi_mv_diphone`: `festival_english.py`). The rest read English with another language's front end (Catalan ona, an HTS voice;
 Finnish, Italian and Czech diphone voices). festival's Hindi and Russian voices cannot read Latin text and are
-not used. SAM (`scenarios/sam.py`, a formant synthesizer of another lineage than espeak-ng's) is the own held-out
-engine: no SAM voice trains (`heldout-sam`).
+not used. Two more engines train where installed (Debian contrib and non-free): MBROLA's recorded diphones through
+espeak-ng's front end (`mb-us1` …, espeak-ng voices: `scenarios/mbrola.py`) and SVOX Pico (`pico/en-US`,
+`pico/en-GB`: `scenarios/pico.py`). SAM (`scenarios/sam.py`, a formant synthesizer of another lineage than
+espeak-ng's) is the own held-out engine: no SAM voice trains (`heldout-sam`).
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ FESTIVAL_KDL = ("festival/ked_diphone",)
 FESTIVAL_TRAIN_VOICES = (*FESTIVAL_KDL, *(f"festival/{v}" for v in (
     "english_pc_diphone", "english_lp_diphone", "english_hy_fi_mv_diphone", "upc_ca_ona_hts", "hy_fi_mv_diphone",
     "suo_fi_lj_diphone", "pc_diphone", "lp_diphone", "czech_dita", "czech_machac")))
+MBROLA_TRAIN_VOICES = ("mb-us1", "mb-us2", "mb-us3", "mb-en1")  # espeak-ng voices over MBROLA's databases
+PICO_TRAIN_VOICES = ("pico/en-US", "pico/en-GB")
 SAM_HELDOUT_VOICES = ("sam/sam", "sam/elf", "sam/stuffy", "sam/old-lady")  # scenarios/sam.py's PRESETS
 OUTSIDE_VOICES = ("festival/kal_diphone", "festival/cmu_us_slt_arctic_hts",
                   *(f"flite/{v}" for v in ("slt", "rms", "awb", "kal16", "kal")))
 # a voice in two splits belongs to the first (`split_of`): kdl's suite draws its background talker from kdl alone
 SPLITS = {"train": TRAIN_VOICES, "heldout": HELDOUT_VOICES, "festival-kdl": FESTIVAL_KDL,
-          "festival-train": FESTIVAL_TRAIN_VOICES, "sam": SAM_HELDOUT_VOICES, "flite": OUTSIDE_VOICES[2:]}
+          "festival-train": FESTIVAL_TRAIN_VOICES, "mbrola-train": MBROLA_TRAIN_VOICES,
+          "pico-train": PICO_TRAIN_VOICES, "sam": SAM_HELDOUT_VOICES, "flite": OUTSIDE_VOICES[2:]}
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ class Voice:
 
 
 def engine_of(name: str) -> str:
-    """'espeak', 'festival', 'sam' or 'flite': the engine a voice name belongs to."""
+    """'espeak' (MBROLA's voices too), 'festival', 'pico', 'sam' or 'flite': the engine a voice name belongs to."""
     return name.split("/", 1)[0] if "/" in name else "espeak"
 
 

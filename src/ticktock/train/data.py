@@ -1,8 +1,8 @@
 """What `train base` renders, by preset (the recipe's `data`): `espeak` (the shipped model's data) or `multi-engine`.
 
-`multi-engine` (experiments/retraining-plan.md) adds, per training session: festival's training voices
-beside espeak-ng's (festival's installed ones; its held-out kdl voice and every ARCTIC-based or flite voice
-never), half the sessions said in one go instead of word by word (connected speech, word times from the
+`multi-engine` (experiments/retraining-plan.md) adds, per training session: other engines' training voices
+beside espeak-ng's, those installed here (festival's, never an ARCTIC-based or flite voice; MBROLA's through
+espeak-ng; Pico's), half the sessions said in one go instead of word by word (connected speech, word times from the
 engine: espeak-ng's library events, `scenarios.espeak_connected`, or festival's segments), the augmentation chain
 (`scenarios.augment.training_chain`), a random 0-1 s phase shift
 (`suites.phase_shifted`, the rule of `eval --phase-jitter`), a system prompt from a varied set that
@@ -23,7 +23,7 @@ from ..scenarios.render import Rendered
 @dataclass(frozen=True)
 class TrainingData:
     name: str
-    festival_share: float = 0.0  # sessions spoken by festival's training voices
+    other_share: float = 0.0  # sessions spoken by other engines' training voices (`other_training_voices`)
     augment: bool = False  # the effect chain (the plain noise floor and gain otherwise)
     phase_jitter: bool = False
     prompts: bool = False
@@ -34,7 +34,7 @@ class TrainingData:
 
 DATA_PRESETS = {p.name: p for p in (
     TrainingData("espeak"),
-    TrainingData("multi-engine", festival_share=0.3, augment=True, phase_jitter=True, prompts=True,
+    TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
                  fresh_phrasings=True, connected_share=0.5),
 )}
 
@@ -50,6 +50,19 @@ def festival_training_voices() -> tuple[str, ...]:
     return tuple(v for v in FESTIVAL_TRAIN_VOICES if set(needs(engine_voice(v))) <= installed)
 
 
+@lru_cache(maxsize=1)
+def other_training_voices() -> tuple[str, ...]:
+    """The training voices of engines other than espeak-ng's own that are installed here: festival's, MBROLA's
+    (spoken by espeak-ng) and Pico's."""
+    from ..scenarios.mbrola import mbrola_voices
+    from ..scenarios.pico import pico_languages
+    from ..scenarios.voices import PICO_TRAIN_VOICES, engine_voice
+
+    pico = pico_languages()
+    return (*festival_training_voices(), *mbrola_voices(),
+            *(v for v in PICO_TRAIN_VOICES if engine_voice(v) in pico))
+
+
 def check_data(data: TrainingData) -> str:
     """A line on what `data` will render; ValueError if something it needs is missing here."""
     said = ["espeak-ng's training voices"]
@@ -62,11 +75,10 @@ def check_data(data: TrainingData) -> str:
         except EspeakError as e:
             raise ValueError(f"data {data.name} says utterances in one go: {e}") from None
         said.append(f"{data.connected_share:.0%} of sessions said in one go")
-    if data.festival_share:
-        voices = festival_training_voices()
-        if not voices:
+    if data.other_share:
+        if not festival_training_voices():
             raise ValueError(f"data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
-        said.append(f"festival voices {', '.join(voices)}")
+        said.append(f"other engines' voices {', '.join(other_training_voices())}")
     if data.augment:
         from ..scenarios.rooms import room_bank, rooms_path
 
@@ -83,12 +95,12 @@ def check_data(data: TrainingData) -> str:
     return f"data {data.name}: {'; '.join(said)}"
 
 
-def training_voice(data: TrainingData, rng: random.Random, festival: tuple[str, ...] | None = None):
-    """A training session's voice: one of festival's installed training voices (`festival`) `festival_share`
+def training_voice(data: TrainingData, rng: random.Random, others: tuple[str, ...] | None = None):
+    """A training session's voice: one of the other engines' installed training voices (`others`) `other_share`
     of the time, else one of espeak-ng's training voices."""
     from ..scenarios.voices import RATE, Voice, draw_voice
 
-    voices = (festival_training_voices() if festival is None else festival) if rng.random() < data.festival_share else ()
+    voices = (other_training_voices() if others is None else others) if rng.random() < data.other_share else ()
     return Voice(rng.choice(voices), rng.randint(*RATE)) if voices else draw_voice(rng, "train")
 
 
