@@ -36,8 +36,8 @@ fi
 # Pico and MBROLA (`data multi-engine`'s other engines) from .gpu-voices/ (scripts/prepare_voices.sh): pico2wave
 # reads its voices from /usr/share/pico/lang only, espeak-ng MBROLA's databases from /usr/share/mbrola only (both
 # copied there where this machine lets us); espeak-ng runs the `mbrola` binary from PATH
-if [ -f .gpu-voices/voices.tar.gz ]; then
-  mkdir -p /tmp/voices && tar -C /tmp/voices -xzf .gpu-voices/voices.tar.gz
+if [ -f .gpu-voices/voices.tar.xz ]; then  # python's lzma: that machine may have no xz
+  python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall('/tmp/voices')" .gpu-voices/voices.tar.xz
   { mkdir -p /usr/share/pico /usr/share/mbrola && cp -r /tmp/voices/usr/share/pico/lang /usr/share/pico/ &&
     cp -r /tmp/voices/usr/share/mbrola/* /usr/share/mbrola/; } 2>/dev/null ||
     echo "cannot write /usr/share: Pico's and MBROLA's voices stay out" >&2

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Fetch festival and its voices as Debian packages for a GPU machine without package access (scripts/gpu_env.sh
 # unpacks them with dpkg -x, as it does espeak-ng). Usage, from the project root:
-#   scripts/prepare_festival.sh .gpu-festival [train|heldout]
+#   scripts/prepare_festival.sh .gpu-festival [train|train-catalan|heldout]
 # train: festival's training voices that fit the 64 MiB a run may carry once the shipped side channel's weights are
-# left out of it (scripts/device_slim.sh): the English kdl (diphones), Catalan ona (an HTS voice), Finnish mv and
-# Italian pc (diphone voices); scenarios/voices.py lists all of them; heldout: kdl alone, for `heldout-festival-kdl`.
+# left out of it (scripts/device_slim.sh), beside Pico and MBROLA (scripts/prepare_voices.sh): the English kdl
+# (diphones), Finnish mv and Italian pc (diphone voices, also spoken through kdl's English front end);
+# scenarios/voices.py lists all of them; train-catalan: those and Catalan ona (an HTS voice reading English, 6.1 MB,
+# in stages 1-2 and n1-n3); heldout: kdl alone, for `heldout-festival-kdl`.
 # ARCTIC-based voices and flite are never fetched: they never enter training. The folder is ignored by git.
 set -euo pipefail
 dest=${1:?destination folder}; set=${2:-train}
 case $set in
-  train) voices="festvox-kdlpc16k festival-ca festvox-ca-ona-hts festvox-suopuhe-common festvox-suopuhe-mv festlex-ifd
-         festvox-itapc16k" ;;
+  train) voices="festvox-kdlpc16k festvox-suopuhe-common festvox-suopuhe-mv festlex-ifd festvox-itapc16k" ;;
+  train-catalan) voices="festvox-kdlpc16k festival-ca festvox-ca-ona-hts festvox-suopuhe-common festvox-suopuhe-mv
+         festlex-ifd festvox-itapc16k" ;;
   heldout) voices="festvox-kdlpc16k" ;;
-  *) echo "unknown voice set $set (train|heldout)" >&2; exit 2 ;;
+  *) echo "unknown voice set $set (train|train-catalan|heldout)" >&2; exit 2 ;;
 esac
 mkdir -p "$dest" && cd "$dest"
 apt-get update -qq >/dev/null 2>&1 || true

@@ -3,12 +3,12 @@
 # (scripts/gpu_env.sh unpacks the folder). Both are in Debian's contrib and non-free components; this adds them to
 # apt's sources if they are missing. Usage, from the project root:
 #   scripts/prepare_voices.sh .gpu-voices [MBROLA_VOICE ...]     (default: us2; of us1 us2 us3 en1)
-# Sizes: Pico's English ~1.9 MB, each MBROLA voice 5-6 MB (the kit's 64 MiB budget: scripts/device_slim.sh size).
+# Sizes (xz): Pico's English ~1.6 MB, each MBROLA voice 5-6 MB (the kit's 64 MiB budget: scripts/device_slim.sh size).
 # The folder is ignored by git.
 set -euo pipefail
 dest=${1:?destination folder}; shift
 voices=${*:-us2}
-if ! apt-cache policy libttspico-utils | grep -q 'Candidate: [0-9]'; then
+if ! apt-cache policy libttspico-utils 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; then  # no -q: pipefail
   printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: contrib non-free\nSigned-By: %s\n' \
     /usr/share/keyrings/debian-archive-keyring.gpg > /etc/apt/sources.list.d/ticktock-voices.sources
   apt-get update -qq >/dev/null
@@ -18,8 +18,8 @@ tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
    $(for v in $voices; do echo "mbrola-$v"; done) 2>/dev/null)
 mkdir -p "$tmp/root" && for f in "$tmp"/*.deb; do dpkg -x "$f" "$tmp/root"; done
 rm -f "$tmp"/root/usr/share/pico/lang/{de,es,fr,it}-*  # English only
-mkdir -p "$dest" && rm -f "$dest/voices.tar.gz"
-tar -C "$tmp/root" -czf "$dest/voices.tar.gz" usr/bin/pico2wave usr/bin/mbrola usr/share/pico/lang \
+mkdir -p "$dest" && rm -f "$dest"/voices.tar.*
+tar -C "$tmp/root" -cJf "$dest/voices.tar.xz" usr/bin/pico2wave usr/bin/mbrola usr/share/pico/lang \
   $(cd "$tmp/root" && ls -d usr/lib/x86_64-linux-gnu/libttspico.so.0* lib/x86_64-linux-gnu/libpopt.so.0* \
       usr/lib/x86_64-linux-gnu/libpopt.so.0* 2>/dev/null) \
   $(for v in $voices; do echo "usr/share/mbrola/$v"; done)
