@@ -104,7 +104,7 @@ def test_training_never_draws_heldout_or_outside_voices() -> None:
 
 
 def test_heldout_engine_suites_are_heldouts_scripts() -> None:
-    for name in ("heldout-sam", "heldout-festival-kdl", "heldout-flite"):
+    for name in ("heldout-sam", "heldout-festival-kdl", "heldout-flite", "heldout-mbrola", "heldout-pico"):
         assert SUITES[name].n == SUITES["heldout"].n >= 90
         for i in (0, 7, 150):
             a, b = script_at("heldout", i), script_at(name, i)

@@ -12,10 +12,12 @@ def add_parser(sub) -> None:
     m = dsub.add_parser("make", help="render a suite to DIR/manifest.jsonl and DIR/audio/*.wav")
     m.add_argument("--suite", required=True,
                    choices=["quick", "heldout", "full", "long", "live", "pairs", "takeover", "phrasings", "quick-jitter", "heldout-jitter",
-                            "heldout-sam", "heldout-flite", "heldout-festival-kdl", "heldout-connected"],
+                            "heldout-sam", "heldout-flite", "heldout-festival-kdl", "heldout-mbrola", "heldout-pico",
+                            "heldout-connected"],
                    help="heldout-sam / heldout-flite: heldout's sessions in engines that never train (SAM, which needs "
                         "node and scripts/prepare_sam.sh; flite); heldout-festival-kdl: in festival's English kdl voice "
-                        "(festvox-kdlpc16k); heldout-connected: heldout's sessions with each utterance said in one go, "
+                        "(festvox-kdlpc16k); heldout-mbrola / heldout-pico: in MBROLA's voices through espeak-ng, in "
+                        "SVOX Pico (Debian contrib / non-free); heldout-connected: heldout's sessions with each utterance said in one go, "
                         "not word by word")
     m.add_argument("--out", default=None, help="folder (default: $TICKTOCK_DATA or ~/.cache/ticktock/data/<suite>)")
     m.add_argument("--n", type=int, default=None, help="number of sessions (default: the suite's size)")

@@ -16,10 +16,11 @@ def add_parser(sub) -> None:
     p = sub.add_parser("eval", help="model quality on a suite: decisions, answers, tool calls, turn-taking")
     p.add_argument("--suite", default="quick",
                    choices=["quick", "heldout", "full", "pairs", "takeover", "phrasings", "heldout-sam",
-                            "heldout-flite", "heldout-festival-kdl", "heldout-connected"],
+                            "heldout-flite", "heldout-festival-kdl", "heldout-mbrola", "heldout-pico",
+                            "heldout-connected"],
                    help="phrasings: 51 requests in other words than the training templates; heldout-sam, heldout-flite: "
                         "heldout's sessions in engines that never train; heldout-festival-kdl: in festival's English "
-                        "voice; heldout-connected: heldout's sessions said in one go, not word by word (default quick)")
+                        "voice; heldout-mbrola, heldout-pico: in MBROLA's and Pico's voices; heldout-connected: heldout's sessions said in one go, not word by word (default quick)")
     p.add_argument("--n", type=int, default=None, help="only the first N sessions")
     p.add_argument("--families", default=None, metavar="NAME,...",
                    help="only sessions of these task families, e.g. pause_handling (after --n)")

@@ -92,8 +92,10 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
 for _name in ("quick", "heldout"):  # `ticktock eval --phase-jitter`
     SUITES[f"{_name}-jitter"] = replace(SUITES[_name], name=f"{_name}-jitter", jitter_of=_name)
 # `heldout`'s sessions spoken by other engines: SAM (the own held-out engine), flite (the outside check), both never
-# in training, and festival's kdl (an English festival voice that trains); see scenarios/voices.py
-for _name, _split in (("heldout-sam", "sam"), ("heldout-flite", "flite"), ("heldout-festival-kdl", "festival-kdl")):
+# in training, festival's kdl (an English festival voice that trains), MBROLA and Pico (training engines since n1-n3,
+# experiments/retraining-plan.md); see scenarios/voices.py
+for _name, _split in (("heldout-sam", "sam"), ("heldout-flite", "flite"), ("heldout-festival-kdl", "festival-kdl"),
+                      ("heldout-mbrola", "mbrola-train"), ("heldout-pico", "pico-train")):
     SUITES[_name] = replace(SUITES["heldout"], name=_name, split=_split, voiced_from="heldout")
 # `heldout`'s sessions, voices and noise, each utterance said in one breath as a person (or a bare `espeak-ng -w`)
 # says it, instead of word by word
