@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from .binaries import engine_binary
 from .espeak import cut_utterance
 from .festival_english import diphones_of, scheme_lines
 from .text import NOMINAL_RATE, speakable, spoken_words
@@ -67,8 +67,8 @@ def word_span(segments: list[tuple[str, float]]) -> tuple[float, float]:
 
 def festival_command() -> list[str] | None:
     """The base command (binary [--libdir DIR --datadir DIR]), or None if festival cannot be found."""
-    binary = os.environ.get("TICKTOCK_FESTIVAL") or shutil.which("festival")
-    if not binary or not os.path.isfile(binary):
+    binary = engine_binary("TICKTOCK_FESTIVAL", "festival")
+    if binary is None:
         return None
     lib = os.environ.get("TICKTOCK_FESTIVAL_LIB")  # festival unpacked elsewhere than /usr/share/festival
     return [binary] + (["--libdir", lib, "--datadir", lib] if lib else [])  # init.scm and voices are data

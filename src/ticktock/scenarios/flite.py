@@ -6,11 +6,10 @@ $TICKTOCK_FLITE, else `flite` on PATH.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
+from .binaries import engine_binary
 from .text import NOMINAL_RATE
 from .voices import Voice, engine_voice
 from .wordwise import WordByWord
@@ -21,8 +20,7 @@ class FliteError(RuntimeError):
 
 
 def flite_binary() -> str | None:
-    binary = os.environ.get("TICKTOCK_FLITE") or shutil.which("flite")
-    return binary if binary and os.path.isfile(binary) else None
+    return engine_binary("TICKTOCK_FLITE", "flite")
 
 
 class FliteRenderer(WordByWord):

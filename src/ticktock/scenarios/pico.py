@@ -8,11 +8,10 @@ PATH.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
+from .binaries import engine_binary
 from .text import NOMINAL_RATE
 from .voices import Voice, engine_voice
 from .wordwise import WordByWord
@@ -25,8 +24,7 @@ class PicoError(RuntimeError):
 
 
 def pico_binary() -> str | None:
-    binary = os.environ.get("TICKTOCK_PICO") or shutil.which("pico2wave")
-    return binary if binary and os.path.isfile(binary) else None
+    return engine_binary("TICKTOCK_PICO", "pico2wave")
 
 
 def pico_languages() -> set[str]:

@@ -124,6 +124,7 @@ def run_stages(staged: StagedRecipe, out: Path, base: Path | None = None, only: 
     names = [s.name for s in staged.stages] + (["merge"] if staged.merge else [])
     if only is not None and only not in names:
         raise ValueError(f"no stage {only!r}; stages: {', '.join(names)}")
+    fingerprint = base_fingerprint(base)  # what every stage here is fitted to
     for s in staged.stages:
         if only not in (None, s.name):
             continue
@@ -131,10 +132,10 @@ def run_stages(staged: StagedRecipe, out: Path, base: Path | None = None, only: 
             print(f"stage {s.name}: done, skipped", flush=True)
             continue
         init = staged.stage(s.start).output(out) if s.start else None
-        if init is not None and not (out / s.start / DONE_FILE).is_file():
-            raise ValueError(f"stage {s.name!r} continues {s.start!r}: run that stage first")
         if init is not None:
-            check_same_base(out / s.start, base_fingerprint(base))
+            if not (out / s.start / DONE_FILE).is_file():
+                raise ValueError(f"stage {s.name!r} continues {s.start!r}: run that stage first")
+            check_same_base(out / s.start, fingerprint)
         print(f"stage {s.name}: {s.seconds:g} s from {s.start or 'the base'}", flush=True)
         recipe = replace(s.recipe, **overrides) if overrides else s.recipe
         train_side_channel(out / s.name, recipe, base, init, device, s.seconds, workers, make_example=make_example)
@@ -144,7 +145,6 @@ def run_stages(staged: StagedRecipe, out: Path, base: Path | None = None, only: 
     if not all((out / n / DONE_FILE).is_file() for n in (m.a, m.b)):
         print(f"merge: waits for stages {m.a} and {m.b}", flush=True)
         return None
-    fingerprint = base_fingerprint(base)
     for n in (m.a, m.b):
         check_same_base(out / n, fingerprint)
     whole = interpolate_side_channels(base, out / m.a / "model", out / m.b / "model", m.t, out / m.name / "model")
