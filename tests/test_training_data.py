@@ -106,6 +106,26 @@ def test_composed_requests_fill_their_slots_and_keep_pause_marks() -> None:
             assert len(parts) >= 2 and all(_norm(p) for p in parts), (name, tpl)
 
 
+def test_composed_requests_name_each_slot_of_their_intent_once() -> None:
+    """Every composed template says each slot its intent needs exactly once (a timer by its duration or by its
+    number of minutes), and no pool holds the same template twice."""
+    import string
+    from collections import Counter
+
+    need = {"FLIGHTS_SHAPES": [{"o", "d", "day"}], "WEATHER_SHAPES": [{"c", "day"}], "TIMER_SHAPES": [{"d"}, {"n"}],
+            "CURRENCY_CONVERT_SHAPES": [{"a", "s", "d"}], "TABLE_SHAPES": [{"r", "party", "t"}],
+            "CAPITAL_SHAPES": [{"c"}], "CURRENCY_SHAPES": [{"c"}], "LANGUAGE_SHAPES": [{"c"}],
+            "CONTINENT_SHAPES": [{"c"}], "COLOUR_SHAPES": [{"t"}], "DAY_AFTER_SHAPES": [{"d"}],
+            "DAY_BEFORE_SHAPES": [{"d"}], "MONTH_AFTER_SHAPES": [{"m"}], "MONTH_DAYS_SHAPES": [{"m"}],
+            "TIME_UNITS_SHAPES": [{"s", "b"}]}
+    for name, pool in _composed_pools().items():
+        wanted = [{"a", "b"}] if name.startswith("ARITHMETIC_SHAPES[") else need[name]
+        assert len(set(pool)) == len(pool), name
+        for tpl in pool:
+            named = Counter(f for _, f, _, _ in string.Formatter().parse(tpl) if f)
+            assert set(named) in wanted and set(named.values()) == {1}, (name, tpl)
+
+
 def test_composed_subtraction_keeps_the_replys_operand_order() -> None:
     """"subtract five from thirteen" is 13 - 5: a composed request may name the operands in either order; the reply
     (and so the label) is always the computation's."""

@@ -4,9 +4,12 @@ The listed templates of each intent give a request four to nine fixed shapes, an
 where in those shapes the intent and its slots sit. Here a request is put together instead: a noun phrase
 ("the capital of peru"), an embedded question ("which city is the capital of peru") or a question about "there"
 after the topic ("peru. what's its capital?") inside one of many frames ("do you know ...?", "i wonder ...",
-"if i go to ...,"); a tool request is a head ("i need a flight", "will it rain") followed by its slot phrases in
-every order, each phrase said one of several ways ("from", "out of", "leaving"). Each composed template keeps
-`|` pause marks between its parts, as the listed ones do (the pause-handling family cuts requests there).
+"would you mind telling me ...?", "if i go to ...,"); a tool request is a head ("i need a flight", "will it rain",
+"can we eat", "would you mind booking a table") followed (or, for a head holding `{slots}`, surrounded) by its slot
+phrases in many orders, each phrase said one of several ways ("from", "out of", "leaving"); where heads, ways and
+orders multiply past a few thousand, each head keeps a fixed share of them, drawn once with a fixed seed. Each
+composed template keeps `|` pause marks between its parts, as the listed ones do (the pause-handling family cuts
+requests there).
 
 Written from how English asks these things, not from any suite's sentences; a test checks that no draw is a
 `phrasings` request.
@@ -14,18 +17,29 @@ Written from how English asks these things, not from any suite's sentences; a te
 
 from __future__ import annotations
 
+import random
 from itertools import permutations, product
 
 # frames around a noun phrase, an embedded question, a topic and its question (`{x}`, `{c}`, `{q}`)
 NP_FRAMES = ["what is {x}?", "what's {x}?", "tell me {x}.", "do you know {x}?", "i'd like to know {x}.",
              "could you tell me {x}?", "give me {x}.", "name {x}.", "what would {x} be?", "{x}, | what is it?",
-             "i need {x}, | please.", "remind me of {x}."]
+             "i need {x}, | please.", "remind me of {x}.",
+             "would you mind telling me {x}?", "i was hoping you could tell me {x}.", "do you happen to know {x}?",
+             "hey, | what's {x}?", "so, | what's {x}?", "okay so | what is {x}?", "what do you think {x} is?",
+             "i can't remember {x}.", "what would you say {x} is?", "i'm trying to remember {x}.",
+             "can you look up {x} | for me?"]
 EMBEDDED_FRAMES = ["do you know {x}?", "tell me {x}.", "i wonder {x}.", "can you tell me {x}?",
                    "i'd like to know {x}.", "any idea {x}?", "i forgot {x}.", "i'm not sure {x}.",
-                   "please find out {x}.", "could you say {x}?", "i want to know {x}."]
-TOPIC_FRAMES = ["{c}, | {q}", "{c}. | {q}", "about {c}: | {q}", "talking of {c}, | {q}", "and {c}, | {q}"]
+                   "please find out {x}.", "could you say {x}?", "i want to know {x}.",
+                   "would you mind telling me {x}?", "i was hoping you could tell me {x}.",
+                   "do you happen to know {x}?", "i can't remember {x}.", "i've been wondering {x}.",
+                   "hey, | do you know {x}?", "so, | i was wondering {x}.", "is it possible to find out {x}?",
+                   "could you check {x} | for me?", "let me know {x}.", "i have no idea {x}."]
+TOPIC_FRAMES = ["{c}, | {q}", "{c}. | {q}", "about {c}: | {q}", "talking of {c}, | {q}", "and {c}, | {q}",
+                "so, {c}. | {q}", "speaking of {c}, | {q}", "as for {c}, | {q}", "okay, {c}. | {q}"]
 TRIP_FRAMES = ["if i go to {c}, | {q}", "when i'm in {c}, | {q}", "i'm visiting {c}. | {q}",
-               "on a trip to {c}, | {q}", "i'm flying to {c} soon. | {q}"]
+               "on a trip to {c}, | {q}", "i'm flying to {c} soon. | {q}", "i'm heading to {c}. | {q}",
+               "we're going to {c} next month. | {q}", "before my trip to {c}, | {q}"]
 
 
 def _asks(nps: list[str], embedded: list[str]) -> list[str]:
@@ -38,100 +52,198 @@ def _about(questions: list[str], frames: list[str] = TOPIC_FRAMES) -> list[str]:
 
 CAPITAL_SHAPES = [
     *_asks(["the capital of | {c}", "the capital city of | {c}", "{c}'s | capital", "{c}'s | capital city",
-            "the name of the capital | of {c}"],
+            "the name of the capital | of {c}", "the capital | of {c}"],
            ["what the capital of | {c} is", "which city is | {c}'s capital", "what {c}'s | capital is",
-            "which city is the capital | of {c}"]),
+            "which city is the capital | of {c}", "what the capital city | of {c} is called"]),
     *_about(["what's its | capital?", "what is its capital | city?", "which city is | its capital?",
-             "what's the capital | there?"])]
+             "what's the capital | there?", "what's the capital | called?", "which city | is the capital?",
+             "what do they call | the capital?"])]
 _PAY_THERE = ["what currency | do they use there?", "what money | do people use there?",
-              "what do they | pay with there?", "which currency | is used there?", "what's the currency | there?"]
+              "what do they | pay with there?", "which currency | is used there?", "what's the currency | there?",
+              "what kind of money | will i need there?", "what's the local | currency?"]
 CURRENCY_SHAPES = [
     *_asks(["the currency of | {c}", "the money used | in {c}", "{c}'s | currency", "the currency | they use in {c}",
-            "the kind of money | people use in {c}"],
+            "the kind of money | people use in {c}", "the official currency | of {c}"],
            ["what currency | they use in {c}", "what money people | pay with in {c}", "which currency | {c} uses",
-            "what they pay with | in {c}"]),
+            "what they pay with | in {c}", "what kind of money | they use in {c}"]),
     *_about(_PAY_THERE), *_about(_PAY_THERE, TRIP_FRAMES)]
 _SPEAK_THERE = ["what language | do they speak there?", "what do people | speak there?",
-                "which language | is spoken there?", "what's the language | there?"]
+                "which language | is spoken there?", "what's the language | there?",
+                "what language | do the locals speak?", "what do they | speak over there?"]
 LANGUAGE_SHAPES = [
     *_asks(["the language of | {c}", "the main language | of {c}", "{c}'s | language",
-            "the language | people speak in {c}", "the language | spoken in {c}"],
+            "the language | people speak in {c}", "the language | spoken in {c}", "the official language | of {c}"],
            ["what language | they speak in {c}", "which language | people speak in {c}", "what people | speak in {c}",
-            "which language | is spoken in {c}"]),
+            "which language | is spoken in {c}", "what they speak | in {c}"]),
     *_about(_SPEAK_THERE), *_about(_SPEAK_THERE, TRIP_FRAMES)]
 CONTINENT_SHAPES = [
     *_asks(["the continent of | {c}", "the continent | {c} is on", "the continent | {c} belongs to",
-            "the part of the world | {c} is in"],
+            "the part of the world | {c} is in", "the continent | {c} is part of"],
            ["which continent | {c} is in", "what continent | {c} is on", "where in the world | {c} is",
-            "which continent | {c} belongs to"]),
+            "which continent | {c} belongs to", "what part of the world | {c} is in"]),
     *_about(["which continent | is it on?", "what continent | is it in?", "where in the world | is it?",
-             "which continent | does it belong to?"])]
+             "which continent | does it belong to?", "what continent | is it part of?",
+             "which part of the world | is it in?"])]
 COLOUR_SHAPES = _asks(["the colour of | {t}", "{t}'s | colour"], ["what colour | {t} is", "which colour | {t} has"])
 DAY_AFTER_SHAPES = [
     *_asks(["the day after | {d}", "the day following | {d}", "the next day | after {d}"],
-           ["what day comes | after {d}", "which day follows | {d}"]),
-    "{d} today, | so what's tomorrow?", "if today is {d}, | what day will tomorrow be?"]
+           ["what day comes | after {d}", "which day follows | {d}", "which day | comes after {d}"]),
+    "{d} today, | so what's tomorrow?", "if today is {d}, | what day will tomorrow be?",
+    "say it's {d} today. | what day is next?", "today's {d}. | what day is it tomorrow?",
+    "it's {d} now, | so what day is tomorrow?"]
 DAY_BEFORE_SHAPES = [
     *_asks(["the day before | {d}", "the day that comes | before {d}"],
-           ["what day comes | before {d}", "which day is | before {d}"]),
-    "{d} today, | so what was yesterday?"]
+           ["what day comes | before {d}", "which day is | before {d}", "which day | comes right before {d}"]),
+    "{d} today, | so what was yesterday?", "suppose today is {d}. | what was the day before?",
+    "it's {d} today. | what was yesterday?"]
 MONTH_AFTER_SHAPES = [
     *_asks(["the month after | {m}", "the month following | {m}", "the next month | after {m}"],
-           ["which month comes | after {m}", "what month follows | {m}"]),
-    "when {m} ends, | which month comes next?"]
+           ["which month comes | after {m}", "what month follows | {m}", "what comes | after {m}"]),
+    "when {m} ends, | which month comes next?", "once {m} is over, | what month is it?",
+    "after {m} finishes, | which month starts?"]
 MONTH_DAYS_SHAPES = _asks(["the number of days | in {m}", "the length of | {m}"],
-                          ["how many days | {m} has", "how many days | there are in {m}", "how long | {m} is"])
+                          ["how many days | {m} has", "how many days | there are in {m}", "how long | {m} is",
+                           "how many days long | {m} is"])
 TIME_UNITS_SHAPES = _asks(["the number of {s} | in a {b}"],
                           ["how many {s} | are in a {b}", "how many {s} | a {b} has", "how many {s} | make up a {b}"])
 
 # arithmetic, by operation: what is said in the operation's own words, operands in the reply's order
 _SUM_FRAMES = ["what is {x}?", "what's {x}?", "how much is {x}?", "what does {x} | make?", "{x}, | what's the answer?",
-               "tell me {x}.", "do you know {x}?", "what do you get | for {x}?", "work out {x}."]
+               "tell me {x}.", "do you know {x}?", "what do you get | for {x}?", "work out {x}.",
+               "what does {x} | come to?", "what's the answer | to {x}?", "quick one, | what's {x}?",
+               "hey, | how much is {x}?", "any idea what {x} | is?", "i was hoping you could tell me | what {x} is.",
+               "would you mind working out {x}?"]
 _DO_FRAMES = ["{x}.", "please {x}.", "can you {x}?", "{x} for me.", "could you {x} | and tell me the answer?",
-              "{x}, | what do you get?", "i need you to {x}."]
-_OPS = {"plus": (["{a} plus | {b}", "{a} and {b} | added together", "the sum of {a} | and {b}", "{a} added | to {b}"],
-                 ["add {a} | and {b}", "add up {a} | and {b}", "put {a} and {b} | together"]),
+              "{x}, | what do you get?", "i need you to {x}.", "go ahead and {x}.", "i was hoping you could {x}.",
+              "is it possible to {x}?", "quick, | {x}.", "okay so | {x}, what's that?"]
+_OPS = {"plus": (["{a} plus | {b}", "{a} and {b} | added together", "the sum of {a} | and {b}", "{a} added | to {b}",
+                  "{a} and {b} | together", "the total of {a} | and {b}"],
+                 ["add {a} | and {b}", "add up {a} | and {b}", "put {a} and {b} | together", "add {a} | to {b}"]),
         "minus": (["{a} minus | {b}", "{a} take away | {b}", "{a} less | {b}", "{a} with {b} | taken away",
-                   "the difference between {a} | and {b}"],
-                  ["subtract {b} | from {a}", "take {b} | from {a}", "take {b} away | from {a}"]),
-        "times": (["{a} times | {b}", "{a} multiplied | by {b}", "the product of {a} | and {b}"],
-                  ["multiply {a} | by {b}", "multiply {a} | and {b}"])}
+                   "the difference between {a} | and {b}", "{b} subtracted | from {a}"],
+                  ["subtract {b} | from {a}", "take {b} | from {a}", "take {b} away | from {a}",
+                   "take {b} off | {a}"]),
+        "times": (["{a} times | {b}", "{a} multiplied | by {b}", "the product of {a} | and {b}", "{a} lots | of {b}",
+                   "{a} multiplied | with {b}"],
+                  ["multiply {a} | by {b}", "multiply {a} | and {b}", "multiply together | {a} and {b}"])}
 ARITHMETIC_SHAPES = {op: [f.replace("{x}", x) for f, x in [*product(_SUM_FRAMES, said), *product(_DO_FRAMES, done)]]
                      for op, (said, done) in _OPS.items()}
 
 
-def _heads_then_slots(heads: list[tuple[str, str]], slots: list[list[str]]) -> list[str]:
-    """Each head ("i need a flight", "?") followed by one way of saying each slot, the slots in every order."""
+def _heads_then_slots(heads: list[tuple[str, str]], slots: list[list[str]], every: int = 1) -> list[str]:
+    """Each head ("i need a flight", "?") followed by one way of saying each slot, the slots in every order; a head
+    holding `{slots}` ("{slots}, | any flights") has them there instead. With `every` > 1 each head keeps one in
+    `every` of its ways and orders (the same draw each time: a fixed seed), so many heads stay a list of thousands."""
+    rng = random.Random(0)
     out = []
-    for (head, mark), said in product(heads, product(*slots)):
-        out += [f"{head} {' | '.join(order)}{mark}" for order in permutations(said)]
+    for head, mark in heads:
+        body = head if "{slots}" in head else f"{head} {{slots}}"
+        said = [" | ".join(order) for ways in product(*slots) for order in permutations(ways)]
+        kept = said if every == 1 else rng.sample(said, -(-len(said) // every))
+        out += [body.replace("{slots}", s) + mark for s in kept]
     return out
 
 
-FLIGHTS_SHAPES = _heads_then_slots(
-    [("i need a flight", "."), ("find me a flight", "."), ("book me a flight", "."), ("look up flights", "."),
-     ("are there any flights", "?"), ("is there a flight", "?"), ("i want to fly", "."), ("i'd like to fly", "."),
-     ("i have to fly", "."), ("show me flights", "."), ("can i get a flight", "?"), ("any flights", "?")],
-    [["from {o}", "out of {o}", "leaving {o}"], ["to {d}", "going to {d}", "into {d}"],
-     ["on {day}", "this {day}", "for {day}", "next {day}"]])
+def _rotated(frames: list[str], heads: list[str], every: int = 1) -> list[str]:
+    """Each frame ("can you {h}?") around one in `every` of the heads, the kept heads shifting from frame to frame
+    so that each head meets every frame kind in turn."""
+    return [f.replace("{h}", h) for i, f in enumerate(frames) for j, h in enumerate(heads) if (i + j) % every == 0]
+
+
+_DAY_SAID = ["on {day}", "this {day}", "for {day}", "next {day}", "this coming {day}", "sometime on {day}"]
+FLIGHTS_SHAPES = [
+    *_heads_then_slots(
+        [("i need a flight", "."), ("find me a flight", "."), ("book me a flight", "."), ("look up flights", "."),
+         ("are there any flights", "?"), ("is there a flight", "?"), ("i want to fly", "."), ("i'd like to fly", "."),
+         ("i have to fly", "."), ("show me flights", "."), ("can i get a flight", "?"), ("any flights", "?"),
+         ("i need to fly", "."), ("i need to travel", "."), ("i'd like to travel", "."), ("i have to travel", "."),
+         ("i need to catch a plane", "."), ("can i catch a plane", "?"), ("i have to catch a flight", "."),
+         ("i'm looking for a flight", "."), ("help me find a flight", "."), ("search for flights", "."),
+         ("check flights", "."), ("what flights are there", "?"), ("what flights do you have", "?"),
+         ("get me a flight", "."), ("get me on a flight", "."), ("put me on a flight", "."), ("book a flight", "."),
+         ("i need a plane ticket", "."), ("get me a plane ticket", "."), ("is there anything flying", "?"),
+         ("do you have any flights", "?"), ("got any flights", "?"), ("can you find me a flight", "?"),
+         ("could you book me a flight", "?"), ("would you mind finding me a flight", "?"),
+         ("would you mind looking up flights", "?"), ("i was hoping you could find me a flight", "."),
+         ("is it possible to get a flight", "?"), ("is it possible to fly", "?"), ("could you search for flights", "?"),
+         ("hey, i need a flight", "."), ("so i need to fly", "."), ("okay so i'm looking for a flight", "."),
+         ("hey, any flights", "?"), ("a flight", ", please."), ("a plane ticket", ", please."),
+         ("we need a flight", "."), ("we want to fly", "."), ("i'm hoping to fly", "."),
+         ("{slots}, | any flights", "?"), ("{slots}, | can you find me a flight", "?"),
+         ("{slots}, | i need a flight", ".")],
+        [["from {o}", "out of {o}", "leaving {o}", "leaving from {o}"],
+         ["to {d}", "going to {d}", "into {d}", "heading to {d}"], _DAY_SAID], every=5),
+    *_heads_then_slots(  # going somewhere: the way there needs "from" and "to"
+        [("i need to get", "."), ("i have to get", "."), ("i'm trying to get", "."), ("i need to go", "."),
+         ("fly me", ".")],
+        [["from {o}", "out of {o}"], ["to {d}", "over to {d}"], _DAY_SAID], every=2)]
 WEATHER_SHAPES = _heads_then_slots(
     [("what's the weather", "?"), ("what will the weather be", "?"), ("how's the weather", "?"),
      ("what's the forecast", "?"), ("will it rain", "?"), ("will it be sunny", "?"), ("is it going to be cold", "?"),
      ("tell me the weather", "."), ("check the weather", "."), ("give me the forecast", "."),
-     ("what's it going to be like", "?"), ("any rain", "?")],
-    [["in {c}", "for {c}", "over in {c}"], ["on {day}", "this {day}", "for {day}"]])
-TIMER_SHAPES = [f.replace("{h}", h) for f, h in product(
-    ["{h}.", "please {h}.", "can you {h}?", "could you {h}, | please?", "{h}, | thanks.", "i'd like you to {h}."],
-    ["set a timer | for {d}", "start a timer | for {d}", "set an alarm | for {d} from now", "let me know | in {d}",
-     "ping me | in {d}", "alert me | in {d}", "wake me up | in {d}", "count down | {d}",
-     "remind me | after {d}", "beep | in {d}", "start a {n} minute | timer"])]
+     ("what's it going to be like", "?"), ("any rain", "?"),
+     ("what's the weather like", "?"), ("what's the weather looking like", "?"), ("how's the weather looking", "?"),
+     ("what kind of weather can i expect", "?"), ("what's the weather going to do", "?"),
+     ("is it going to rain", "?"), ("will it snow", "?"), ("will it be windy", "?"), ("is it going to be nice", "?"),
+     ("any chance of rain", "?"), ("do i need an umbrella", "?"), ("should i bring an umbrella", "?"),
+     ("what should i wear", "?"), ("check the forecast", "."), ("look up the weather", "."),
+     ("pull up the forecast", "."), ("i need the forecast", "."), ("i want to know the weather", "."),
+     ("can you check the weather", "?"), ("could you tell me the weather", "?"),
+     ("would you mind checking the forecast", "?"), ("i was hoping you could check the weather", "."),
+     ("is it possible to get the forecast", "?"), ("hey, what's the weather", "?"),
+     ("so how's the weather going to be", "?"), ("okay so what's the forecast", "?"),
+     ("the weather", ", please."), ("the forecast", ", please."),
+     ("{slots}, | what's the weather like", "?"), ("{slots}, | will it rain", "?"),
+     ("{slots}, | can you check the forecast", "?")],
+    [["in {c}", "for {c}", "over in {c}", "out in {c}"], ["on {day}", "this {day}", "for {day}", "next {day}",
+                                                          "this coming {day}"]], every=3)
+# ways to be told when a time is up, said bare ("set a timer for {d}") inside the frames; `{n}` is the number alone
+_TIMER_DO = ["set a timer | for {d}", "start a timer | for {d}", "set an alarm | for {d} from now", "let me know | in {d}",
+             "ping me | in {d}", "alert me | in {d}", "wake me up | in {d}", "count down | {d}",
+             "remind me | after {d}", "beep | in {d}", "start a {n} minute | timer",
+             "put a timer on | for {d}", "set the timer | for {d}", "start a countdown | for {d}",
+             "set a countdown | for {d}", "time {d} | for me", "time me | for {d}", "set an alarm | to go off in {d}",
+             "wake me | in {d}", "ring me | in {d}", "buzz me | in {d}", "give me a shout | in {d}",
+             "give me a nudge | in {d}", "tell me | when it's been {d}", "let me know | when it's been {d}",
+             "start the clock | for {d}", "set a {n} minute | countdown", "put on a {n} minute | timer"]
+_TIMER_DOING = ["setting a timer | for {d}", "starting a countdown | for {d}", "reminding me | in {d}",
+                "timing {d} | for me", "letting me know | in {d}", "giving me a shout | in {d}", "pinging me | in {d}",
+                "starting a {n} minute | timer"]
+TIMER_SHAPES = [
+    *_rotated(["{h}.", "please {h}.", "can you {h}?", "could you {h}, | please?", "{h}, | thanks.",
+               "i'd like you to {h}.", "would you {h}?", "i was hoping you could {h}.", "is it possible to {h}?",
+               "hey, | {h}.", "okay so | {h}.", "i need you to {h}.", "can you please {h}?", "{h}, | would you?",
+               "just {h}, | please."], _TIMER_DO, every=3),
+    *_rotated(["would you mind {h}?", "do you mind {h}?", "how about {h}?"], _TIMER_DOING),
+    "i need a timer | for {d}.", "i want a timer | for {d}.", "i'd like a timer | for {d}, please.",
+    "give me a timer | for {d}.", "timer | for {d}, please.", "countdown | for {d}, please.",
+    "a {n} minute timer, | please.", "i need a {n} minute | timer.", "in {d}, | give me a reminder.",
+    "in {d}, | give me a shout.", "{d} from now, | ring me.", "{d} from now, | let me know.",
+    "i've got something in the oven, | set a timer for {d}.", "the pasta needs {d}, | can you time it?",
+    "my tea needs {d}, | time it for me.", "i'm taking a nap, | wake me in {d}.", "i need to be reminded | in {d}.",
+    "could i get a timer | for {d}?", "can i have a countdown | for {d}?", "let's do a timer, | {d}."]
 CURRENCY_CONVERT_SHAPES = [f.replace("{x}", "{a} {s}") for f in [
     "convert {x} | to {d}.", "change {x} | into {d}.", "exchange {x} | for {d}.", "what's {x} | in {d}?",
     "how many {d} | do i get for {x}?", "how many {d} | is {x}?", "what are {x} | worth in {d}?",
     "i have {x}, | how much is that in {d}?", "{x}, | what's that in {d}?", "{x} to {d}, | please.",
-    "what would i get in {d} | for {x}?"]]
+    "what would i get in {d} | for {x}?",
+    "what's {x} | worth in {d}?", "turn {x} | into {d}.", "swap {x} | for {d}.", "i need to change {x} | into {d}.",
+    "what do {x} | come to in {d}?", "how much would {x} | be in {d}?", "how many {d} | can i get for {x}?",
+    "how many {d} | will {x} get me?", "can you convert {x} | to {d}?", "could you convert {x} | into {d} for me?",
+    "would you mind converting {x} | to {d}?", "i was hoping you could convert {x} | into {d}.",
+    "is it possible to change {x} | into {d}?", "hey, | what's {x} in {d}?", "so, | how much is {x} in {d}?",
+    "okay so | i've got {x}, what's that in {d}?", "{x} | in {d}, please.", "{x} | into {d}?",
+    "i've got {x}. | how many {d} is that?", "tell me what {x} | is in {d}.",
+    "if i change {x} | into {d}, how much do i get?", "i'm changing {x} | to {d}, how much will i get?"]]
 TABLE_SHAPES = _heads_then_slots(
     [("book a table", "."), ("reserve a table", "."), ("i'd like a table", "."), ("we need a table", "."),
      ("get us a table", "."), ("can we have a table", "?"), ("find us a table", "."), ("make a reservation", "."),
-     ("could you book us a table", "?"), ("i want to book a table", ".")],
+     ("could you book us a table", "?"), ("i want to book a table", "."),
+     ("can we eat", "?"), ("we'd like to eat", "."), ("i'd like to dine", "."), ("book us in", "."),
+     ("reserve us a spot", "."), ("get us a spot", "."), ("save us a table", "."), ("hold a table", "."),
+     ("i need a reservation", "."), ("can i get a reservation", "?"), ("put us down", "."),
+     ("can you squeeze us in", "?"), ("is there a table free", "?"), ("book dinner", "."),
+     ("would you mind booking a table", "?"), ("i was hoping you could book us a table", "."),
+     ("is it possible to get a table", "?"), ("hey, can you reserve a table", "?"), ("okay so i need a reservation", "."),
+     ("{slots}, | can you book that", "?")],
     [["at {r}"], ["for {party}"], ["at {t}", "for {t}"]])
