@@ -134,3 +134,24 @@ def test_decoder_only_side_channel_loads_its_decoder_over_the_base_encoder(tmp_p
     save_file(state, str(folder / DECODER_FILE))
     with pytest.raises(ValueError, match="exactly the decoder"):
         apply_side_channel(DuplexLM(preset("test")).eval(), folder)
+
+
+def test_side_channel_with_its_encoder_survives_a_retrained_base(tmp_path):
+    """The side channel and the encoder it was fitted on, saved as one whole model, load onto another base
+    (a retrained one: other encoder, other decoder) as exactly the weights they made with the first base."""
+    from ticktock.model import save_model
+    from ticktock.model.adapter import mark_merged, save_decoder_side_channel, save_side_channel_with_encoder
+
+    torch.manual_seed(3)
+    base, trained, retrained = (DuplexLM(preset("test")).eval() for _ in range(3))
+    trained.audio.load_state_dict(base.audio.state_dict())
+    save_model(base, None, tmp_path / "m", dtype=torch.float32)
+    save_model(trained, None, tmp_path / "run", dtype=torch.float32)
+    mark_merged(tmp_path / "run", "full")
+    decoder_only = save_decoder_side_channel(tmp_path / "run", tmp_path / "decoder-only")
+    with pytest.raises(ValueError, match="not a decoder-only side channel"):
+        save_side_channel_with_encoder(tmp_path / "m", tmp_path / "run", tmp_path / "x")
+    folder = save_side_channel_with_encoder(tmp_path / "m", decoder_only, tmp_path / "new-side-channel")
+    apply_side_channel(retrained, folder)
+    got, want = retrained.state_dict(), trained.state_dict()
+    assert all(torch.equal(got[k], want[k]) for k in want)

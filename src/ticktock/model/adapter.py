@@ -7,7 +7,8 @@ W += (alpha / r) * B @ A, and the `<|asr_start|>`/`<|asr_end|>` embedding rows (
 A side channel trained whole (`--full`) ships as merged weights instead: a model folder
 (`config.json`, `model.safetensors`) in the same place, loaded in place of the base's weights, or,
 smaller, its decoder alone (`config.json`, `decoder.safetensors`: the `lm.*` tensors; the audio
-encoder stays frozen in training, so the base's is the side channel's).
+encoder stays frozen in training, so the base's is the side channel's), or, once the base beside it is retrained,
+that decoder with the encoder it was fitted on as one whole model (`save_side_channel_with_encoder`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,28 @@ def save_decoder_side_channel(model_dir: str | Path, out: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     save_file({k: v for k, v in state.items() if k.startswith("lm.")}, str(out / DECODER_FILE))
     (out / "config.json").write_text((model_dir / "config.json").read_text())
+    return out
+
+
+def save_side_channel_with_encoder(base_dir: str | Path, side_channel: str | Path, out: str | Path) -> Path:
+    """Write a decoder-only side channel (`side_channel`) together with the encoder of the base it was fitted on
+    (`base_dir`) as one whole model in `out` (config.json, `model.safetensors`): a side channel that no longer
+    needs that base, so that the base beside it can be replaced by a retrained one without re-fitting it (the
+    session with the side channel on runs exactly the weights it ran before). Returns `out`."""
+    from safetensors.torch import save_file
+
+    base_dir, side_channel, out = Path(base_dir), Path(side_channel), Path(out)
+    if not is_decoder_only(side_channel):
+        raise ValueError(f"{side_channel} is not a decoder-only side channel (no {DECODER_FILE})")
+    base_cfg = json.loads((base_dir / "config.json").read_text())["ticktock"]
+    sc_cfg = json.loads((side_channel / "config.json").read_text())["ticktock"]
+    if ModelConfig.from_dict(base_cfg).to_dict() != ModelConfig.from_dict(sc_cfg).to_dict():
+        raise ValueError(f"the side channel in {side_channel} has another architecture than {base_dir}")
+    encoder = {k: v for k, v in load_file(str(base_dir / "model.safetensors")).items() if not k.startswith("lm.")}
+    decoder = load_file(str(side_channel / DECODER_FILE))
+    out.mkdir(parents=True, exist_ok=True)
+    save_file({**encoder, **decoder}, str(out / "model.safetensors"))
+    (out / "config.json").write_text((side_channel / "config.json").read_text())
     return out
 
 
