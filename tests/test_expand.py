@@ -185,3 +185,33 @@ def test_cli_writes_a_loadable_folder(source, tmp_path):
     del raw["ticktock"]["decoder"]["tokenizer_vocab"]
     (out / "config.json").write_text(json.dumps(raw))
     assert load_runtime(out).model.cfg.decoder.tokenizer_vocab == 2100
+
+
+def test_a_side_channel_with_its_own_encoder_expands_whole(tmp_path):
+    """A side channel kept with the encoder it was fitted on, beside a retrained base (another encoder), expands
+    with that encoder: the expansion's side channel computes what the source's does."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from ticktock.model.adapter import ADAPTER_SUFFIX, adapter_for, save_side_channel_with_encoder
+
+    shipped_side = adapter_for(DEFAULT_MODEL)
+    if shipped_side is None or not (shipped_side / "decoder.safetensors").is_file():
+        pytest.skip("the shipped side channel is not a decoder alone")
+    base = tmp_path / "m"
+    shutil.copytree(DEFAULT_MODEL, base)
+    state = load_file(str(base / "model.safetensors"))
+    g = torch.Generator().manual_seed(1)
+    retrained = {k: v + 0.05 * torch.randn(v.shape, generator=g).to(v.dtype) if k.startswith("audio.") else v
+                 for k, v in state.items()}
+    save_file(retrained, str(base / "model.safetensors"))
+    save_side_channel_with_encoder(DEFAULT_MODEL, shipped_side, tmp_path / f"m{ADAPTER_SUFFIX}")
+    out = tmp_path / "wide"
+    assert main(["model", "expand", "--model", str(base), "--shape", "tiny-wide", "--out", str(out),
+                 "--device", "cpu"]) == 0
+    assert (out.parent / f"wide{ADAPTER_SUFFIX}" / "model.safetensors").is_file()
+    side = load_runtime(out, side_channel=True).model
+    source_side = load_runtime(base, side_channel=True).model
+    assert (mixed_logits(side)[:, :2100] - mixed_logits(source_side)).abs().max() < 1e-4
+    assert (mixed_logits(source_side) - mixed_logits(load_runtime(None, side_channel=True).model)).abs().max() < 1e-4

@@ -89,11 +89,13 @@ def run_expand(args: argparse.Namespace) -> int:
 
 def expand_side_channel(model: str | None, shape: str, out: str, device: str, dtype: torch.dtype) -> Path | None:
     """The source's whole-decoder side channel (`<model>-side-channel/`), expanded like its base and written
-    beside the expansion (`<out>-side-channel/`), so `--side-channel` and a2t memory run on it; None if the
-    source has none (or only a LoRA adapter, which would need expanding as a LoRA)."""
+    beside the expansion (`<out>-side-channel/`), so `--side-channel` and a2t memory run on it: its decoder alone,
+    or, where it keeps the encoder it was fitted on (`save_side_channel_with_encoder`), the whole model. None if
+    the source has none (or only a LoRA adapter, which would need expanding as a LoRA)."""
     from safetensors.torch import save_file
 
-    from ..model.adapter import ADAPTER_SUFFIX, DECODER_FILE, adapter_for, is_whole, load_whole_side_channel
+    from ..model.adapter import (ADAPTER_SUFFIX, DECODER_FILE, adapter_for, is_decoder_only, is_whole,
+                                 load_whole_side_channel)
     from ..model.expand import expand_model
     from ..model.io import DEFAULT_MODEL, load_model
 
@@ -105,9 +107,11 @@ def expand_side_channel(model: str | None, shape: str, out: str, device: str, dt
     big = expand_model(src, preset(shape).decoder, device=device, dtype=dtype)
     dest = Path(out).parent / f"{Path(out).name}{ADAPTER_SUFFIX}"
     dest.mkdir(parents=True, exist_ok=True)
-    state = {f"lm.{k}": v.detach().to(dtype).contiguous().cpu() for k, v in big.lm.state_dict().items()}
+    own_encoder = not is_decoder_only(adapter)  # fitted on another encoder than the base's: keep it
+    state = {k: v.detach().to(dtype).contiguous().cpu() for k, v in big.state_dict().items()
+             if own_encoder or k.startswith("lm.")}
     if big.cfg.decoder.tie_word_embeddings:
         state.pop("lm.lm_head.weight", None)  # tied: the embedding carries it
-    save_file(state, str(dest / DECODER_FILE))
+    save_file(state, str(dest / ("model.safetensors" if own_encoder else DECODER_FILE)))
     (dest / "config.json").write_text(json.dumps({"ticktock": big.cfg.to_dict()}, indent=2))
     return dest
