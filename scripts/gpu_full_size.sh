@@ -8,7 +8,7 @@
 # Names follow the card (h200, h100, ...): OUT/CARD-SHAPE-bf16.json (commit under benchmarks/profiles/) and
 # OUT/CARD-full-size.tar: session-SHAPE.{json,log}, kernels-SHAPE.{json,log}, calibrate-SHAPE.log
 # (benchmarks/results/reference/CARD-full-size-sessions/). Two profiles and one tar: a device call returns 8 files.
-# SESSIONS_ONLY=1 runs only the sessions, with the profiles already in OUT or benchmarks/profiles/.
+# SESSIONS_ONLY=1 runs only the sessions, against the card's committed profiles in benchmarks/profiles/.
 set -euo pipefail
 out=${1:?out dir}; bandwidth=${2:-4.3e12}
 source scripts/gpu_env.sh
@@ -16,8 +16,7 @@ mkdir -p "$out/work"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "$gpu"
 card=$(echo "$gpu" | grep -oiE 'h100|h200|a100|l40s|b200' | head -1 | tr 'A-Z' 'a-z'); card=${card:-gpu}
 for shape in qwen2.5-omni-7b-thinker minicpm-o-4.5; do
-  profile=$out/$card-$shape-bf16.json
-  [ -f "$profile" ] || profile=benchmarks/profiles/$card-$shape-bf16.json
+  profile=benchmarks/profiles/$card-$shape-bf16.json  # the committed one, for SESSIONS_ONLY
   if [ -z "${SESSIONS_ONLY:-}" ]; then
     profile=$out/$card-$shape-bf16.json
     python3 -m ticktock.cli calibrate --shape "$shape" --device cuda --out "$profile" --json > "$out/work/calibrate-$shape.log" 2>&1

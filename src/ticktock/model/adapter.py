@@ -68,6 +68,11 @@ def save_decoder_side_channel(model_dir: str | Path, out: str | Path) -> Path:
     return out
 
 
+def _architecture(folder: Path) -> dict:
+    """A model folder's architecture (its config.json's, normalised as `ModelConfig.to_dict`)."""
+    return ModelConfig.from_dict(json.loads((folder / "config.json").read_text())["ticktock"]).to_dict()
+
+
 def save_side_channel_with_encoder(base_dir: str | Path, side_channel: str | Path, out: str | Path) -> Path:
     """Write a decoder-only side channel (`side_channel`) together with the encoder of the base it was fitted on
     (`base_dir`) as one whole model in `out` (config.json, `model.safetensors`): a side channel that no longer
@@ -78,9 +83,7 @@ def save_side_channel_with_encoder(base_dir: str | Path, side_channel: str | Pat
     base_dir, side_channel, out = Path(base_dir), Path(side_channel), Path(out)
     if not is_decoder_only(side_channel):
         raise ValueError(f"{side_channel} is not a decoder-only side channel (no {DECODER_FILE})")
-    base_cfg = json.loads((base_dir / "config.json").read_text())["ticktock"]
-    sc_cfg = json.loads((side_channel / "config.json").read_text())["ticktock"]
-    if ModelConfig.from_dict(base_cfg).to_dict() != ModelConfig.from_dict(sc_cfg).to_dict():
+    if _architecture(base_dir) != _architecture(side_channel):
         raise ValueError(f"the side channel in {side_channel} has another architecture than {base_dir}")
     encoder = {k: v for k, v in load_file(str(base_dir / "model.safetensors")).items() if not k.startswith("lm.")}
     decoder = load_file(str(side_channel / DECODER_FILE))
@@ -155,8 +158,7 @@ def load_whole_side_channel(model: DuplexLM, folder: str | Path) -> DuplexLM:
 
 def _load_decoder_side_channel(model: DuplexLM, folder: Path) -> DuplexLM:
     """Replace `model`'s decoder weights (in place) with `folder`'s `decoder.safetensors`; the encoder stays."""
-    raw = json.loads((folder / "config.json").read_text())
-    if ModelConfig.from_dict(raw["ticktock"]).to_dict() != model.cfg.to_dict():
+    if _architecture(folder) != model.cfg.to_dict():
         raise ValueError(f"the side-channel model in {folder} has another architecture than its base")
     ref = next(model.parameters())
     state = {k: v.to(ref.device, ref.dtype) for k, v in load_file(str(folder / DECODER_FILE)).items()}

@@ -78,11 +78,12 @@ def train_side_channel(out: Path, recipe: Recipe, base: Path | None = None, init
                        device: str = "cuda", time_budget_s: float = 1e9, workers: int = 0,
                        model: DuplexLM | None = None, tokenizer: Any = None,
                        make_example: Callable[[int], SideChannelExample] | None = None,
-                       log_every: int = 50) -> list[dict]:
+                       log_every: int = 50, fingerprint: str | None = None) -> list[dict]:
     """Adapt the base (`base`, default the shipped one; or `model` + `tokenizer`) by `recipe` and save to `out`.
 
     init: continue from a run's adapter/ folder, or (with a `full` adapter) from a whole side channel (a run's
-    model/, or a decoder shipped alone); the teacher is always the plain base.
+    model/, or a decoder shipped alone); the teacher is always the plain base. fingerprint: the base's
+    `base_fingerprint`, where the caller has it already (recorded in the run's summary; hashed here otherwise).
     """
     t0 = time.time()
     fitted_to_path = model is None
@@ -105,7 +106,7 @@ def train_side_channel(out: Path, recipe: Recipe, base: Path | None = None, init
     plot_side_channel(log, out / "loss.png")
     last = next((r for r in reversed(log) if "loss" in r), {})
     summary = {"recipe": recipe.to_dict(), "init": str(init or ""), "time_budget_s": time_budget_s,
-               "base": base_fingerprint(base) if fitted_to_path else None,
+               "base": (fingerprint or base_fingerprint(base)) if fitted_to_path else None,
                "adapter_params": adapter.n_trainable(), "steps": last.get("step"), "final": last,
                "seconds": round(time.time() - t0, 1)}
     (out / DONE_FILE).write_text(json.dumps(summary, indent=2))

@@ -138,7 +138,8 @@ def run_stages(staged: StagedRecipe, out: Path, base: Path | None = None, only: 
             check_same_base(out / s.start, fingerprint)
         print(f"stage {s.name}: {s.seconds:g} s from {s.start or 'the base'}", flush=True)
         recipe = replace(s.recipe, **overrides) if overrides else s.recipe
-        train_side_channel(out / s.name, recipe, base, init, device, s.seconds, workers, make_example=make_example)
+        train_side_channel(out / s.name, recipe, base, init, device, s.seconds, workers, make_example=make_example,
+                           fingerprint=fingerprint)
     m = staged.merge
     if m is None or only not in (None, "merge"):
         return None
