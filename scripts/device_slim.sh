@@ -4,7 +4,7 @@
 # checkpoint). `on PATH...` untracks the paths in the index only and ignores them locally (.git/info/exclude);
 # the files stay on disk. `off` restores every path. While on, a pre-commit hook refuses to commit (a commit
 # would delete them from the repository). `size` prints what a call would copy, with the given carry paths.
-#   scripts/device_slim.sh on src/ticktock/assets/ticktock-tiny-side-channel/decoder.safetensors
+#   scripts/device_slim.sh on src/ticktock/assets/ticktock-tiny-side-channel/model.safetensors
 #   scripts/device_slim.sh size .gpu-espeak .whl .gpu-festival .gpu-augment
 #   scripts/device_slim.sh off
 set -euo pipefail

@@ -3,11 +3,13 @@ one line per session (`ok` / `WRONG`), then the counts. Closed loop, AR greedy, 
 
 Usage: python experiments/probes/answers.py SUITE [MODEL_DIR] [--families short_qa,tool_call] [--n N]
                                            [--system-prompt default]   (SUITE heldout-jitter: `eval --phase-jitter`)
+                                           [--jsonl FILE]   (one record per session: asked, voice, ok, said, calls, want)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
 
 import torch
@@ -26,6 +28,7 @@ def main() -> None:
     ap.add_argument("--families", default="short_qa,tool_call")
     ap.add_argument("--n", type=int, default=None, help="only the first N sessions of those families")
     ap.add_argument("--system-prompt", default=None, help="every session's prompt, or 'default' (as `ticktock eval`)")
+    ap.add_argument("--jsonl", default=None, help="also write one record per session to this file")
     args = ap.parse_args()
     torch.set_grad_enabled(False)
     rt = load_runtime(args.model)
@@ -35,6 +38,7 @@ def main() -> None:
         system = DEFAULT_SYSTEM_PROMPT if args.system_prompt == "default" else args.system_prompt
         entries = [{**e, "system": system} for e in entries]
     right = Counter()
+    records = []
     for e in entries:
         _, audio = load_session(folder, e)
         out = run_session(rt.model, rt.protocol, e, audio)
@@ -48,9 +52,22 @@ def main() -> None:
             got = normalize(" ".join(r.text for r in out.units if r.decision == "speak"))
         heard = " ".join(u["content"] for u in e["units"] if u.get("heard"))[:70]
         right[e["family"], ok] += 1
+        records.append(_record(e, out, ok))
         print(f"{'ok   ' if ok else 'WRONG'} {e['id']} want {want} got {got}" + (f"  ({heard})" if heard else ""))
     for fam in sorted({f for f, _ in right}):
         print(f"{fam}: {right[fam, True]}/{right[fam, True] + right[fam, False]}")
+    if args.jsonl:
+        with open(args.jsonl, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in records)
+
+
+def _record(e: dict, out, ok: bool) -> dict:
+    """What a session asked (its user requests), in which voice, and what the model said and called."""
+    asked = " ".join(u["text"] for u in e["utterances"] if u["speaker"] == "user" and u["role"] == "request")
+    return {"id": e["id"], "asked": asked, "voice": e["voice"]["main"]["name"], "ok": ok,
+            "said": " ".join(r.text for r in out.units if r.decision == "speak"),
+            "calls": [r.tool_call for r in out.units if r.decision == "tool"],
+            "want": e["answer"] if e["answer"] else e["tool_call"]}
 
 
 if __name__ == "__main__":
