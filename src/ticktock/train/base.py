@@ -59,7 +59,10 @@ class ExampleFactory:
 
         rng = random.Random(seed)
         renderer = _WORKER.setdefault("renderer", Engines())
-        r = render_training_session(self.data, rng, seed, renderer, self.family_weights, self.reply_weights)
+        # drawn apart from `rng`, so data without scrambling draws exactly the sessions it always did
+        scramble = random.Random(f"scramble:{seed}").random() < self.data.scrambled_share
+        r = render_training_session(self.data, rng, seed, renderer, self.family_weights, self.reply_weights,
+                                    scramble)
         n = r.script.n_units
         audio, floors = r.audio, None
         if self.mel is not None:
@@ -67,7 +70,7 @@ class ExampleFactory:
 
             audio = worker_audio(r.audio, seed)
             floors = unit_floors(self.mel, audio, n)
-        if rng.random() < self.transcribe_share:
+        if scramble or rng.random() < self.transcribe_share:  # a scrambled session is only for listening
             system, units = TRANSCRIBE_SYSTEM, transcription_units(r.words, n)
         else:
             system = r.script.system

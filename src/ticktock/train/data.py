@@ -8,6 +8,8 @@ engine: espeak-ng's library events, `scenarios.espeak_connected`, or festival's 
 (`suites.phase_shifted`, the rule of `eval --phase-jitter`), a system prompt from a varied set that
 includes the live default (`scenarios.prompts`) and more request phrasings (`intents.fresh_phrasings`; half of the
 requests composed from parts, `intents.shapes`).
+`scrambled_share` (no preset sets it yet; experiments/listening_cpu) makes that share of the examples transcriptions
+of sessions whose user says its words in a random order (`scenarios.scrambled`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class TrainingData:
     fresh_phrasings: bool = False
     composed_share: float = COMPOSED_SHARE  # of the fresh phrasings, requests composed from parts (`intents.shapes`)
     connected_share: float = 0.0  # sessions whose utterances are said in one go (where the engine can)
+    scrambled_share: float = 0.0  # examples that transcribe a session whose user says its words shuffled
 
 
 DATA_PRESETS = {p.name: p for p in (
@@ -79,6 +82,8 @@ def check_data(data: TrainingData) -> str:
         if not festival_training_voices():
             raise ValueError(f"data {data.name} needs festival and its training voices (scripts/prepare_festival.sh)")
         said.append(f"other engines' voices {', '.join(other_training_voices())}")
+    if data.scrambled_share:
+        said.append(f"{data.scrambled_share:.0%} of examples transcribe a user saying its words shuffled")
     if data.augment:
         from ..scenarios.rooms import room_bank, rooms_path
 
@@ -106,13 +111,17 @@ def training_voice(data: TrainingData, rng: random.Random, others: tuple[str, ..
 
 def render_training_session(data: TrainingData, rng: random.Random, seed: int, renderer,
                             family_weights: dict[str, float] | None = None,
-                            reply_weights: dict[str, float] | None = None) -> Rendered:
-    """One fresh training session of `data`, drawn from `rng` (voices and noise from `seed`)."""
+                            reply_weights: dict[str, float] | None = None, scramble: bool = False) -> Rendered:
+    """One fresh training session of `data`, drawn from `rng` (voices and noise from `seed`); `scramble`: its
+    user's words said in a random order (`scenarios.scrambled`)."""
     from ..scenarios.intents.exchange import fresh_phrasings
+    from ..scenarios.scrambled import scrambled
     from .base import draw_training_script
 
     with fresh_phrasings(data.fresh_phrasings, data.composed_share):
         script = draw_training_script(rng, family_weights, reply_weights)
+    if scramble:
+        script = scrambled(script, rng)
     return render_training_script(data, script, rng, seed, renderer)
 
 

@@ -1,0 +1,50 @@
+"""Does transcribing shuffled words make the model hear words its templates do not predict? A short CPU probe.
+
+`phrasings` misses coincide with mishearing: in transcription mode P2 hears "what day was yesterday" as "what day
+is it in delhi" (WER 0.294 on the suite, M 0.461). Registers two data presets, both the shipped sessions through the
+same renderer path, and continues the shipped model on each for SECONDS:
+- `espeak-scrambled`: 15 % of the examples transcribe a session whose user says its words in a random order
+  (`TrainingData.scrambled_share`, `scenarios.scrambled`);
+- `espeak-unscrambled`: the control, the same with none scrambled.
+
+    python experiments/listening_cpu/run.py train OUT SECONDS {espeak-scrambled|espeak-unscrambled}
+    python experiments/listening_cpu/run.py wer MODEL [SUITE...]     # transcription WER per suite
+
+The GPU retraining (experiments/retraining-plan.md) is the real test; this asks only whether the direction shows
+on what a 2-core CPU trains in minutes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "probes"))
+
+from listen_probe import main as listen  # noqa: E402
+from ticktock.cli import main  # noqa: E402
+from ticktock.train.data import DATA_PRESETS, TrainingData  # noqa: E402
+
+DATA_PRESETS["espeak-scrambled"] = TrainingData("espeak-scrambled", scrambled_share=0.15)
+DATA_PRESETS["espeak-unscrambled"] = TrainingData("espeak-unscrambled")
+
+if __name__ == "__main__":
+    what = sys.argv[1]
+    if what == "train":
+        out, seconds, data = sys.argv[2:5]
+        main(["train", "base", "--config", "stage-m", "--init", "src/ticktock/assets/ticktock-tiny", "--out", out,
+              "--set", f"data={data}", "--set", "buffer=3000", "--time-budget", seconds, "--device", "cpu",
+              "--workers", "1", "--batch", "16", "--lr", "2e-4", "--seed", "31", "--set", "warmup=20"])
+    elif what == "wer":
+        model, suites = sys.argv[2], sys.argv[3:] or ["phrasings", "heldout"]
+        for suite in suites:
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                listen(model, f"suite:{suite}", 200)
+            line = buf.getvalue().strip().splitlines()[-1]
+            print(json.dumps({"model": model, "suite": suite, "wer": float(line.rsplit(" ", 1)[1])}), flush=True)
+    else:
+        raise SystemExit(f"unknown step {what!r}: train or wer")
