@@ -2,6 +2,7 @@
 
 import random
 
+from ticktock.scenarios.engines import Engines
 from ticktock.scenarios.scrambled import scrambled
 from ticktock.scenarios.suites import script_at
 from ticktock.train.base import ExampleFactory
@@ -13,6 +14,14 @@ def _user_says(script) -> list[str]:
     return [ev["text"] for ev in script.plan["events"] if ev["kind"] == "say" and ev["speaker"] == "user"]
 
 
+def _unpunctuated(text: str) -> list[str]:
+    return text.replace(",", "").replace("?", "").replace(".", "").split()
+
+
+def _not_said(script) -> list[dict]:
+    return [ev for ev in script.plan["events"] if ev["kind"] != "say"]
+
+
 def test_scrambling_reorders_each_user_utterance_and_nothing_else():
     script = script_at("train", 5, seed=0)
     before = [dict(ev) for ev in script.plan["events"]]
@@ -21,17 +30,15 @@ def test_scrambling_reorders_each_user_utterance_and_nothing_else():
     said, was = _user_says(out), _user_says(script)
     assert len(said) == len(was) >= 2
     for new, old in zip(said, was):
-        assert sorted(new.split()) == sorted(old.replace(",", "").replace("?", "").replace(".", "").split())
-    assert said != [" ".join(w.replace(",", "").replace("?", "").replace(".", "") for w in old.split())
-                    for old in was]
-    replies = lambda s: [ev for ev in s.plan["events"] if ev["kind"] != "say"]  # noqa: E731
-    assert replies(out) == replies(script)
+        assert sorted(new.split()) == sorted(_unpunctuated(old))
+    assert said != [" ".join(_unpunctuated(old)) for old in was]
+    assert _not_said(out) == _not_said(script)
     assert [u.text for u in out.utterances] == said
 
 
 def test_a_scrambled_session_is_heard_and_labelled_in_its_new_order():
     data = TrainingData("scrambled", scrambled_share=1.0)
-    r = render_training_session(data, random.Random(11), 11, _renderer(), scramble=True)
+    r = render_training_session(data, random.Random(11), 11, Engines(), scramble=True)
     heard = [w["word"] for w in r.words if w.get("speaker", "user") == "user"]
     spoken = " ".join(_user_says(r.script)).split()
     assert heard == spoken  # the labels follow the audio's new order, word for word
@@ -52,12 +59,6 @@ def test_no_scrambling_draws_exactly_the_examples_it_did(shipped_protocol):
     for seed in range(2):
         ids = list(every(seed).ids)
         assert any(ids[i:i + len(transcribe)] == transcribe for i in range(len(ids)))
-
-
-def _renderer():
-    from ticktock.scenarios.engines import Engines
-
-    return Engines()
 
 
 def test_presets_do_not_scramble():
