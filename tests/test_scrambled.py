@@ -1,6 +1,7 @@
 """Scrambled listening: the user's words in a random order, the rest of the session as it was."""
 
 import random
+from dataclasses import replace
 
 from ticktock.scenarios.engines import Engines
 from ticktock.scenarios.scrambled import scrambled
@@ -61,5 +62,8 @@ def test_no_scrambling_draws_exactly_the_examples_it_did(shipped_protocol):
         assert any(ids[i:i + len(transcribe)] == transcribe for i in range(len(ids)))
 
 
-def test_presets_do_not_scramble():
-    assert all(p.scrambled_share == 0.0 for p in DATA_PRESETS.values())
+def test_only_the_scrambled_preset_scrambles_and_is_multi_engine_otherwise():
+    assert [n for n, p in DATA_PRESETS.items() if p.scrambled_share] == ["multi-engine-scrambled"]
+    scrambling = DATA_PRESETS["multi-engine-scrambled"]
+    assert 0 < scrambling.scrambled_share < 1
+    assert replace(scrambling, name="multi-engine", scrambled_share=0.0) == DATA_PRESETS["multi-engine"]

@@ -8,14 +8,15 @@ engine: espeak-ng's library events, `scenarios.espeak_connected`, or festival's 
 (`suites.phase_shifted`, the rule of `eval --phase-jitter`), a system prompt from a varied set that
 includes the live default (`scenarios.prompts`) and more request phrasings (`intents.fresh_phrasings`; half of the
 requests composed from parts, `intents.shapes`).
-`scrambled_share` (no preset sets it yet; experiments/listening_cpu) makes that share of the examples transcriptions
-of sessions whose user says its words in a random order (`scenarios.scrambled`).
+`multi-engine-scrambled` adds to it 15 % of examples that transcribe a session whose user says its words in a random
+order (`scrambled_share`, `scenarios.scrambled`): hearing the words said rather than the templates' prior
+(experiments/listening_cpu). Pick it with `train base --config retrain --set data=multi-engine-scrambled`.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..scenarios.intents.exchange import COMPOSED_SHARE
@@ -35,10 +36,12 @@ class TrainingData:
     scrambled_share: float = 0.0  # examples that transcribe a session whose user says its words shuffled
 
 
+_MULTI_ENGINE = TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
+                             fresh_phrasings=True, connected_share=0.5)
 DATA_PRESETS = {p.name: p for p in (
     TrainingData("espeak"),
-    TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
-                 fresh_phrasings=True, connected_share=0.5),
+    _MULTI_ENGINE,
+    replace(_MULTI_ENGINE, name="multi-engine-scrambled", scrambled_share=0.15),
 )}
 
 
