@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch SVOX Pico (English) and MBROLA with some of its English voices for a GPU machine without package access
-# (scripts/gpu_env.sh unpacks the folder). Both are in Debian's contrib and non-free components; this adds them to
-# apt's sources if they are missing. Usage, from the project root:
+# (scripts/gpu_env.sh unpacks the folder). Both are in Debian's contrib and non-free components; if they are
+# missing, this adds them to apt's sources, from the archive this machine already uses for `main`.
+# Usage, from the project root:
 #   scripts/prepare_voices.sh .gpu-voices [MBROLA_VOICE ...]     (default: us2; of us1 us2 us3 en1)
 # Sizes (xz): Pico's English ~1.6 MB, each MBROLA voice 5-6 MB (the kit's 64 MiB budget: scripts/device_slim.sh size).
 # The folder is ignored by git.
@@ -9,7 +10,12 @@ set -euo pipefail
 dest=${1:?destination folder}; shift
 voices=${*:-us2}
 if ! apt-cache policy libttspico-utils 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; then  # no -q: pipefail
-  printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: contrib non-free\nSigned-By: %s\n' \
+  release=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  archive=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v r="$release" '
+    /^URIs:/ {u = $2} /^Suites:/ {for (i = 2; i <= NF; i++) if ($i == r) {print u; exit}}')
+  [ -n "$archive" ] || archive=$(awk -v r="$release" '$1 == "deb" && $3 == r {print $2; exit}' /etc/apt/sources.list)
+  [ -n "$archive" ] || { echo "no apt source for Debian $release's main archive to add contrib non-free to" >&2; exit 1; }
+  printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: contrib non-free\nSigned-By: %s\n' "$archive" "$release" \
     /usr/share/keyrings/debian-archive-keyring.gpg > /etc/apt/sources.list.d/ticktock-voices.sources
   apt-get update -qq >/dev/null
 fi
