@@ -11,27 +11,18 @@ is the real run; this only asks whether the direction holds on what a 2-core CPU
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from pathlib import Path
 
-from ticktock.cli import main
-from ticktock.train.data import DATA_PRESETS, TrainingData
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from cpu_probe import continue_on_cpu, evaluate  # noqa: E402
+from ticktock.train.data import DATA_PRESETS, TrainingData  # noqa: E402
 
 DATA_PRESETS["espeak-connected"] = TrainingData("espeak-connected", connected_share=0.5)
 
-
-def evaluate(model: str, suite: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "ticktock.cli", "eval", "--suite", suite, "--model", model,
-                          "--json", "--workers", "2"], capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 if __name__ == "__main__":
     out, seconds = sys.argv[1], sys.argv[2]
-    main(["train", "base", "--config", "stage-m", "--init", "src/ticktock/assets/ticktock-tiny", "--out", out,
-          "--set", "data=espeak-connected", "--time-budget", seconds, "--device", "cpu", "--workers", "1",
-          "--batch", "16", "--lr", "2e-4", "--seed", "21", "--set", "warmup=20"])
+    continue_on_cpu(out, seconds, "espeak-connected", 21, buffer=None)
     for suite in ("heldout-connected", "heldout"):
-        r = evaluate(f"{out}/model", suite)
-        keys = ("decision_acc", "qa_exact", "tool_exact", "pause_takeover", "backchannel_takeover", "turn_response_rate")
-        print(json.dumps({"suite": suite, **{k: r[k] for k in keys}}), flush=True)
+        print(json.dumps({"suite": suite, **evaluate(f"{out}/model", suite)}), flush=True)

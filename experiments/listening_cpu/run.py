@@ -22,10 +22,10 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "probes"))
+sys.path[:0] = [str(Path(__file__).parents[1]), str(Path(__file__).parents[1] / "probes")]
 
+from cpu_probe import continue_on_cpu  # noqa: E402
 from listen_probe import main as listen  # noqa: E402
-from ticktock.cli import main  # noqa: E402
 from ticktock.train.data import DATA_PRESETS, TrainingData  # noqa: E402
 
 DATA_PRESETS["espeak-scrambled"] = TrainingData("espeak-scrambled", scrambled_share=0.15)
@@ -35,9 +35,7 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "train":
         out, seconds, data = sys.argv[2:5]
-        main(["train", "base", "--config", "stage-m", "--init", "src/ticktock/assets/ticktock-tiny", "--out", out,
-              "--set", f"data={data}", "--set", "buffer=3000", "--time-budget", seconds, "--device", "cpu",
-              "--workers", "1", "--batch", "16", "--lr", "2e-4", "--seed", "31", "--set", "warmup=20"])
+        continue_on_cpu(out, seconds, data, 31)
     elif what == "wer":
         model, suites = sys.argv[2], sys.argv[3:] or ["phrasings", "heldout"]
         for suite in suites:

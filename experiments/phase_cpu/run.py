@@ -14,27 +14,19 @@ buffer is kept at 3,000 windows: at the preset's 40,000 this machine's 24 GiB wo
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from pathlib import Path
 
-from ticktock.cli import main
-from ticktock.train.data import DATA_PRESETS, TrainingData
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from cpu_probe import continue_on_cpu, evaluate  # noqa: E402
+from ticktock.train.data import DATA_PRESETS, TrainingData  # noqa: E402
 
 DATA_PRESETS["espeak-phase"] = TrainingData("espeak-phase", phase_jitter=True)
-KEYS = ("decision_acc", "qa_exact", "tool_exact", "pause_takeover", "backchannel_takeover", "turn_response_rate")
-
-
-def evaluate(model: str, *flags: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "ticktock.cli", "eval", "--suite", "heldout", *flags, "--model", model,
-                          "--json", "--workers", "2"], capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
 
 if __name__ == "__main__":
     out, seconds = sys.argv[1], sys.argv[2]
-    main(["train", "base", "--config", "stage-m", "--init", "src/ticktock/assets/ticktock-tiny", "--out", out,
-          "--set", "data=espeak-phase", "--set", "buffer=3000", "--time-budget", seconds, "--device", "cpu",
-          "--workers", "1", "--batch", "16", "--lr", "2e-4", "--seed", "22", "--set", "warmup=20"])
+    continue_on_cpu(out, seconds, "espeak-phase", 22)
     for flags in (("--phase-jitter",), ()):
-        r = evaluate(f"{out}/model", *flags)
-        print(json.dumps({"suite": " ".join(("heldout",) + flags), **{k: r[k] for k in KEYS}}), flush=True)
+        print(json.dumps({"suite": " ".join(("heldout",) + flags), **evaluate(f"{out}/model", "heldout", *flags)}),
+              flush=True)

@@ -25,10 +25,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[1])]
 
 from blind import BLIND  # noqa: E402
-from ticktock.cli import build_parser, main  # noqa: E402
+from cpu_probe import KEYS, continue_on_cpu  # noqa: E402
+from ticktock.cli import build_parser  # noqa: E402
 from ticktock.scenarios.phrasings import request_script  # noqa: E402
 from ticktock.scenarios.script import Script  # noqa: E402
 from ticktock.scenarios.suites import SUITES  # noqa: E402
@@ -46,7 +47,6 @@ def blind_script(i: int, rng: random.Random) -> Script:
 
 SUITES["phrasings-blind"] = replace(SUITES["phrasings"], name="phrasings-blind", n=len(BLIND), seed=7117,
                                     scripts=blind_script)
-KEYS = ("decision_acc", "qa_exact", "tool_exact", "pause_takeover", "backchannel_takeover", "turn_response_rate")
 
 
 def evaluate(model: str, suite: str) -> dict:
@@ -64,9 +64,7 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "train":
         out, seconds, data = sys.argv[2], sys.argv[3], (sys.argv[4:] or ["espeak-phrasings"])[0]
-        main(["train", "base", "--config", "stage-m", "--init", "src/ticktock/assets/ticktock-tiny", "--out", out,
-              "--set", f"data={data}", "--set", "buffer=3000", "--time-budget", seconds, "--device", "cpu",
-              "--workers", "1", "--batch", "16", "--lr", "2e-4", "--seed", "23", "--set", "warmup=20"])
+        continue_on_cpu(out, seconds, data, 23)
     elif what == "eval":
         model, suites = sys.argv[2], sys.argv[3:] or ["phrasings", "phrasings-blind", "heldout"]
         for suite in suites:
