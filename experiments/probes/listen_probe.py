@@ -11,7 +11,7 @@ Usage: python experiments/probes/listen_probe.py MODEL_DIR {train|heldout|suite:
 from __future__ import annotations
 
 import sys
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -41,18 +41,23 @@ def sessions(source: str, n: int) -> Iterator[tuple[np.ndarray, list[dict], int]
         yield r.audio, r.words, r.script.n_units
 
 
-def main(model_dir: str, source: str, n: int) -> None:
+def main(model_dir: str, source: str, n: int, transform: Callable[[np.ndarray], np.ndarray] | None = None,
+         quiet: bool = False) -> float:
+    """Prints and returns the corpus WER; `transform` changes each session's audio (its length kept) first."""
     torch.set_grad_enabled(False)
     rt = load_runtime(model_dir)
     refs, hyps = [], []
     for i, (audio, words, n_units) in enumerate(sessions(source, n)):
+        audio = transform(audio) if transform else audio
         sess = DuplexSession(rt.model, rt.protocol, "ar", system=TRANSCRIBE_SYSTEM)
         said = [sess.step(audio[k * 16000:(k + 1) * 16000]) for k in range(n_units)]
         refs.append(" ".join(u.content for u in transcription_units(words, n_units) if u.content))
         hyps.append(" ".join(u.text for u in said if u.decision == "speak" and u.text))
-        if i < 3:
+        if i < 3 and not quiet:
             print(f"REF {refs[-1]}\nHYP {hyps[-1]}\n")
-    print(f"{source}: {len(refs)} sessions, WER {corpus_wer(refs, hyps):.3f}")
+    wer = corpus_wer(refs, hyps)
+    print(f"{source}: {len(refs)} sessions, WER {wer:.3f}")
+    return wer
 
 
 if __name__ == "__main__":
