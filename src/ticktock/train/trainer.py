@@ -14,6 +14,7 @@ import math
 import multiprocessing as mp
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -42,6 +43,7 @@ class TrainConfig:
     workers: int = 0  # 0 = all cores but one
     seed: int = 0
     log_every: int = 50
+    prefetch: bool = False  # draw and collate the next batch in a thread while the device runs this step
 
 
 def collate(batch: list[Example], pad_id: int, chunk: int, device) -> dict[str, torch.Tensor]:
@@ -185,11 +187,21 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     waited = 0.0  # seconds the trainer waited for examples (rendering-bound if large)
     intake = ExampleIntake(make_example, n_workers, cfg.seed, cfg.buffer).start()
     buf = intake.buffer
+
+    def next_batch() -> tuple[float, dict[str, torch.Tensor]]:
+        """(seconds waited for examples, the collated batch on the device)."""
+        wait = intake.wait_for(cfg.batch)
+        batch = [buf[recent_index(rng, len(buf))] for _ in range(cfg.batch)]
+        return wait, collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
+
+    # one batch ahead: its padding and host-to-device copy overlap the step before it (the same draws, in order)
+    pool = ThreadPoolExecutor(1) if cfg.prefetch else None
+    ahead = pool.submit(next_batch) if pool else None
     try:
         while step < cfg.steps and time.time() - t_start < cfg.time_budget_s:
-            waited += intake.wait_for(cfg.batch)
-            batch = [buf[recent_index(rng, len(buf))] for _ in range(cfg.batch)]
-            b = collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
+            wait, b = ahead.result() if ahead else next_batch()
+            ahead = pool.submit(next_batch) if pool else None
+            waited += wait
             # cosine over whichever runs out first: steps or the wall-clock budget
             frac = min(1.0, max(step / cfg.steps, (time.time() - t_start) / cfg.time_budget_s))
             lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup) * 0.5 * (1 + math.cos(math.pi * frac))
@@ -212,6 +224,8 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
                 logf.flush()
                 print(json.dumps(rec), flush=True)
     finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
         intake.stop()
         torch.set_num_threads(threads)
     model.eval()
