@@ -19,7 +19,7 @@ from ticktock.train.side_channel.run import train_side_channel
 def rate(log: list[dict], seconds: float) -> float:
     """Steps a second between the first logged step past seconds / 3 and the last."""
     steps = [r for r in log if "loss" in r]
-    first = next(r for r in steps if r["seconds"] >= seconds / 3)
+    first = next((r for r in steps if r["seconds"] >= seconds / 3), steps[0])
     last = steps[-1]
     return (last["step"] - first["step"]) / max(last["seconds"] - first["seconds"], 1e-9)
 
