@@ -39,10 +39,8 @@ if __name__ == "__main__":
     elif what == "wer":
         model, suites = sys.argv[2], sys.argv[3:] or ["phrasings", "heldout"]
         for suite in suites:
-            buf = io.StringIO()
-            with contextlib.redirect_stdout(buf):
-                listen(model, f"suite:{suite}", 200)
-            line = buf.getvalue().strip().splitlines()[-1]
-            print(json.dumps({"model": model, "suite": suite, "wer": float(line.rsplit(" ", 1)[1])}), flush=True)
+            with contextlib.redirect_stdout(io.StringIO()):  # the probe's own lines; its WER comes back
+                wer = listen(model, f"suite:{suite}", 200, quiet=True)
+            print(json.dumps({"model": model, "suite": suite, "wer": round(wer, 3)}), flush=True)
     else:
         raise SystemExit(f"unknown step {what!r}: train or wer")

@@ -18,10 +18,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from listen_probe import main as listen_wer  # noqa: E402
-from ticktock.audio.io import SAMPLE_RATE, load_audio  # noqa: E402
+from listen_probe import main as listen_wer, sessions  # noqa: E402
+from ticktock.audio.io import SAMPLE_RATE  # noqa: E402
 from ticktock.scenarios.effects import BandLimit, World  # noqa: E402
-from ticktock.scenarios.store import ensure_suite  # noqa: E402
 
 
 def world(f0: float = 1.0, warp: float = 0.0) -> Callable[[np.ndarray], np.ndarray]:
@@ -42,9 +41,8 @@ def pitch(suite: str, n: int) -> dict:
     """Median voiced F0 (Hz) and its spread (semitones, 10th-90th percentile) over n sessions."""
     import pyworld as pw
 
-    folder, entries = ensure_suite(suite)
-    f0 = np.concatenate([pw.dio(load_audio(folder / e["audio"]).astype(np.float64), SAMPLE_RATE)[0]
-                         for e in entries[:n]])
+    f0 = np.concatenate([pw.dio(audio.astype(np.float64), SAMPLE_RATE)[0]
+                         for audio, _, _ in sessions(f"suite:{suite}", n)])
     f0 = f0[f0 > 0]
     lo, med, hi = np.percentile(f0, [10, 50, 90])
     return {"f0_median_hz": round(float(med), 1), "f0_spread_semitones": round(float(12 * np.log2(hi / lo)), 1)}
