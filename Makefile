@@ -26,10 +26,11 @@ deps-demo:
 	@command -v espeak-ng >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng)
 
 # the browser test drives Debian's chromium through Playwright (no Playwright browser download); SAM (the
-# held-out engine's test) where node and npm are there
+# held-out engine's test) where node and npm are there; the other engines' tests: scripts/install_test_engines.sh
 deps-test:
 	@command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
 	@! command -v npm >/dev/null || scripts/prepare_sam.sh >/dev/null || echo "SAM not installed: its test skips"
+	@scripts/install_test_engines.sh || echo "some speech engines not installed: their tests skip"
 
 venv: deps $(VENV)/.installed
 
