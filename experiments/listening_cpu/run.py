@@ -16,8 +16,6 @@ on what a 2-core CPU trains in minutes.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sys
 from pathlib import Path
@@ -39,8 +37,7 @@ if __name__ == "__main__":
     elif what == "wer":
         model, suites = sys.argv[2], sys.argv[3:] or ["phrasings", "heldout"]
         for suite in suites:
-            with contextlib.redirect_stdout(io.StringIO()):  # the probe's own lines; its WER comes back
-                wer = listen(model, f"suite:{suite}", 200, quiet=True)
+            wer = listen(model, f"suite:{suite}", 200, quiet=True)
             print(json.dumps({"model": model, "suite": suite, "wer": round(wer, 3)}), flush=True)
     else:
         raise SystemExit(f"unknown step {what!r}: train or wer")

@@ -43,7 +43,8 @@ def sessions(source: str, n: int) -> Iterator[tuple[np.ndarray, list[dict], int]
 
 def main(model_dir: str, source: str, n: int, transform: Callable[[np.ndarray], np.ndarray] | None = None,
          quiet: bool = False) -> float:
-    """Prints and returns the corpus WER; `transform` changes each session's audio (its length kept) first."""
+    """Returns the corpus WER (printed, with three sessions' lines, unless `quiet`); `transform` changes each
+    session's audio (its length kept) first."""
     torch.set_grad_enabled(False)
     rt = load_runtime(model_dir)
     refs, hyps = [], []
@@ -56,7 +57,8 @@ def main(model_dir: str, source: str, n: int, transform: Callable[[np.ndarray], 
         if i < 3 and not quiet:
             print(f"REF {refs[-1]}\nHYP {hyps[-1]}\n")
     wer = corpus_wer(refs, hyps)
-    print(f"{source}: {len(refs)} sessions, WER {wer:.3f}")
+    if not quiet:
+        print(f"{source}: {len(refs)} sessions, WER {wer:.3f}")
     return wer
 
 
