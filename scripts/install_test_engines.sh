@@ -8,8 +8,9 @@ sudo=$([ "$(id -u)" = 0 ] || echo sudo)
 want="festival festvox-kdlpc16k festvox-itapc16k flite"
 missing() { for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done; }
 offered() { for p in "$@"; do apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]' && echo "$p"; done; }
+needed() { missing $want $(offered libttspico-utils mbrola-us2); }  # mbrola comes with its voice
 # where apt offers no Pico or MBROLA, their absence alone does not send every run to apt-get update
-[ -z "$(missing $want $(offered libttspico-utils mbrola-us2))" ] && exit 0
+[ -z "$(needed)" ] && exit 0
 $sudo apt-get update -qq
-get=$(missing $want $(offered libttspico-utils mbrola-us2))  # mbrola comes with its voice
+get=$(needed)  # asked again: the update may offer what it did not before
 [ -z "$get" ] || $sudo apt-get install -y -qq $get >/dev/null
