@@ -95,7 +95,7 @@ def test_composed_requests_fill_their_slots_and_keep_pause_marks() -> None:
     each say something (the pause-handling family cuts requests there)."""
     import string
 
-    slots = {"c", "t", "d", "m", "s", "b", "a", "o", "day", "n", "r", "party"}
+    slots = {"c", "t", "d", "m", "s", "b", "a", "o", "day", "a_n", "r", "party"}
     pools = _composed_pools()
     assert len(pools) >= 17 and sum(map(len, pools.values())) > 3000
     for name, pool in pools.items():
@@ -106,13 +106,23 @@ def test_composed_requests_fill_their_slots_and_keep_pause_marks() -> None:
             assert len(parts) >= 2 and all(_norm(p) for p in parts), (name, tpl)
 
 
+def test_a_timer_said_by_its_minutes_takes_the_right_article() -> None:
+    """"an eight minute timer", never "a eight": the composed and `more` wordings say the number after its article."""
+    from ticktock.scenarios.intents.tools import timer
+
+    with fresh_phrasings():
+        texts = [timer(random.Random(i)).text for i in range(3000)]
+    assert not [t for t in texts if re.search(r"\ba (eight|eleven)", t)]
+    assert any("an eight minute" in t for t in texts) and any("a five minute" in t for t in texts)
+
+
 def test_composed_requests_name_each_slot_of_their_intent_once() -> None:
     """Every composed template says each slot its intent needs exactly once (a timer by its duration or by its
     number of minutes), and no pool holds the same template twice."""
     import string
     from collections import Counter
 
-    need = {"FLIGHTS_SHAPES": [{"o", "d", "day"}], "WEATHER_SHAPES": [{"c", "day"}], "TIMER_SHAPES": [{"d"}, {"n"}],
+    need = {"FLIGHTS_SHAPES": [{"o", "d", "day"}], "WEATHER_SHAPES": [{"c", "day"}], "TIMER_SHAPES": [{"d"}, {"a_n"}],
             "CURRENCY_CONVERT_SHAPES": [{"a", "s", "d"}], "TABLE_SHAPES": [{"r", "party", "t"}],
             "CAPITAL_SHAPES": [{"c"}], "CURRENCY_SHAPES": [{"c"}], "LANGUAGE_SHAPES": [{"c"}],
             "CONTINENT_SHAPES": [{"c"}], "COLOUR_SHAPES": [{"t"}], "DAY_AFTER_SHAPES": [{"d"}],

@@ -197,18 +197,18 @@ WEATHER_SHAPES = _heads_then_slots(
      ("{slots}, | can you check the forecast", "?")],
     [["in {c}", "for {c}", "over in {c}", "out in {c}"], ["on {day}", "this {day}", "for {day}", "next {day}",
                                                           "this coming {day}"]], every=3)
-# ways to be told when a time is up, said bare ("set a timer for {d}") inside the frames; `{n}` is the number alone
+# ways to be told when a time is up, said bare ("set a timer for {d}") inside the frames; `{a_n}` is the number alone with its article
 _TIMER_DO = ["set a timer | for {d}", "start a timer | for {d}", "set an alarm | for {d} from now", "let me know | in {d}",
              "ping me | in {d}", "alert me | in {d}", "wake me up | in {d}", "count down | {d}",
-             "remind me | after {d}", "beep | in {d}", "start a {n} minute | timer",
+             "remind me | after {d}", "beep | in {d}", "start {a_n} minute | timer",
              "put a timer on | for {d}", "set the timer | for {d}", "start a countdown | for {d}",
              "set a countdown | for {d}", "time {d} | for me", "time me | for {d}", "set an alarm | to go off in {d}",
              "wake me | in {d}", "ring me | in {d}", "buzz me | in {d}", "give me a shout | in {d}",
              "give me a nudge | in {d}", "tell me | when it's been {d}", "let me know | when it's been {d}",
-             "start the clock | for {d}", "set a {n} minute | countdown", "put on a {n} minute | timer"]
+             "start the clock | for {d}", "set {a_n} minute | countdown", "put on {a_n} minute | timer"]
 _TIMER_DOING = ["setting a timer | for {d}", "starting a countdown | for {d}", "reminding me | in {d}",
                 "timing {d} | for me", "letting me know | in {d}", "giving me a shout | in {d}", "pinging me | in {d}",
-                "starting a {n} minute | timer"]
+                "starting {a_n} minute | timer"]
 TIMER_SHAPES = [
     *_rotated(["{h}.", "please {h}.", "can you {h}?", "could you {h}, | please?", "{h}, | thanks.",
                "i'd like you to {h}.", "would you {h}?", "i was hoping you could {h}.", "is it possible to {h}?",
@@ -217,7 +217,7 @@ TIMER_SHAPES = [
     *_rotated(["would you mind {h}?", "do you mind {h}?", "how about {h}?"], _TIMER_DOING),
     "i need a timer | for {d}.", "i want a timer | for {d}.", "i'd like a timer | for {d}, please.",
     "give me a timer | for {d}.", "timer | for {d}, please.", "countdown | for {d}, please.",
-    "a {n} minute timer, | please.", "i need a {n} minute | timer.", "in {d}, | give me a reminder.",
+    "{a_n} minute timer, | please.", "i need {a_n} minute | timer.", "in {d}, | give me a reminder.",
     "in {d}, | give me a shout.", "{d} from now, | ring me.", "{d} from now, | let me know.",
     "i've got something in the oven, | set a timer for {d}.", "the pasta needs {d}, | can you time it?",
     "my tea needs {d}, | time it for me.", "i'm taking a nap, | wake me in {d}.", "i need to be reminded | in {d}.",

@@ -104,11 +104,12 @@ def timer(rng: random.Random, p_correct: float = 0.35) -> Exchange:
     dur = f"{spoken} minutes"
     if spoken == number_words(n):  # not corrected
         dur = said(rng, dur, DURATIONS.get(n, ()))
+    a_n = f"{'an' if spoken.startswith(('eight', 'eleven')) else 'a'} {spoken}"  # "an eight minute timer"
     req = phrase(rng, ["set a timer | for {d}.", "please start a timer | for {d}.",
                        "can you set a timer | for {d}?", "i need a timer, | {d} please.",
                        "remind me | in {d}."],
                composed=TIMER_SHAPES,
-               more=["{d}, | set a timer please.", "could you time | {d} for me?", "start a {n} minute | timer.", "a timer for {d}, | please."], n=spoken, d=dur)
+               more=["{d}, | set a timer please.", "could you time | {d} for me?", "start {a_n} minute | timer.", "a timer for {d}, | please."], a_n=a_n, d=dur)
     return tool_exchange(req, "set_timer", minutes=n)
 
 
