@@ -3,19 +3,18 @@
 # one line per suite to results/evals.jsonl:
 #   experiments/retraining/evaluate.sh NAME MODEL_DIR [WORKERS]
 # Suites: phrasings, phrasings-blind (experiments/phrasing_cpu/blind.py), heldout, heldout with phase jitter and the
-# live default prompt (the line named heldout-jitter), heldout-connected. About 6 minutes with 2 workers.
+# live default prompt (the line named heldout-jitter), heldout-connected. About 5 minutes with 2 workers.
 set -euo pipefail
 name=${1:?stage name}; model=${2:?model dir}; workers=${3:-2}
 here=$(dirname "$0"); log=$here/results/evals.jsonl; tmp=$(mktemp -d)
 trap '[ $? = 0 ] || tail -20 "$tmp/err" >&2' EXIT  # the tables and progress go to $tmp/err
 [ -f "$model/config.json" ] || { echo "no config.json in $model (rebuild it: cat model.safetensors.part-* > model.safetensors)" >&2; exit 2; }
 
-record() {  # record LABEL FILE: the eval's JSON as one line named after the stage
+record() {  # record LABEL FILE: the eval's JSON (the blind run's last line) as one line named after the stage
   python3 - "$name" "$1" "$2" >> "$log" <<'EOF'
 import json, sys
 name, label, path = sys.argv[1:]
-text = open(path).read()
-d = json.loads(text[text.index("{"):text.rindex("}") + 1]) if label.endswith("-blind") else json.load(open(path))
+d = json.load(open(path))
 d.pop("model", None); d.pop("suite", None)
 print(json.dumps({"model": name, "suite": label, **d}))
 EOF

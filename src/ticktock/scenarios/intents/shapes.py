@@ -197,7 +197,8 @@ WEATHER_SHAPES = _heads_then_slots(
      ("{slots}, | can you check the forecast", "?")],
     [["in {c}", "for {c}", "over in {c}", "out in {c}"], ["on {day}", "this {day}", "for {day}", "next {day}",
                                                           "this coming {day}"]], every=3)
-# ways to be told when a time is up, said bare ("set a timer for {d}") inside the frames; `{a_n}` is the number alone with its article
+# ways to be told when a time is up, said bare ("set a timer for {d}") inside the frames; `{a_n}` is the number
+# alone after its article ("an eight")
 _TIMER_DO = ["set a timer | for {d}", "start a timer | for {d}", "set an alarm | for {d} from now", "let me know | in {d}",
              "ping me | in {d}", "alert me | in {d}", "wake me up | in {d}", "count down | {d}",
              "remind me | after {d}", "beep | in {d}", "start {a_n} minute | timer",
