@@ -1,0 +1,34 @@
+"""A point between two stages of one base, weight by weight: (1 − t) · A + t · B, saved as a model folder.
+
+    python experiments/retraining/average.py A_DIR B_DIR T OUT_DIR
+
+Two continuations of one model usually lie in one basin; a point between them can keep some of each (the shipped
+side channel is such a midpoint, docs/side-channel-training.md). Score OUT_DIR with `evaluate.sh`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from ticktock.model import load_model, save_model
+from ticktock.train.side_channel.merge import interpolate
+
+
+def main(a: str, b: str, t: str, out: str) -> None:
+    """Write (1 - t) * A + t * B to `out` with A's tokenizer and config."""
+    weight = float(t)
+    if not 0.0 <= weight <= 1.0:
+        raise SystemExit(f"T must lie in [0, 1], got {t}")
+    model_a, tokenizer = load_model(a, "cpu", torch.float32)
+    model_b, _ = load_model(b, "cpu", torch.float32)
+    model_a.load_state_dict(interpolate(model_a, model_b, weight))
+    save_model(model_a, tokenizer, out)
+    print(f"{out}: {1 - weight:g} × {a} + {weight:g} × {b}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5:
+        raise SystemExit(__doc__)
+    main(*sys.argv[1:])
