@@ -19,8 +19,6 @@ from ticktock.train.side_channel.merge import interpolate
 def main(a: str, b: str, t: str, out: str) -> None:
     """Write (1 - t) * A + t * B to `out` with A's tokenizer and config."""
     weight = float(t)
-    if not 0.0 <= weight <= 1.0:
-        raise SystemExit(f"T must lie in [0, 1], got {t}")
     model_a, tokenizer = load_model(a, "cpu", torch.float32)
     model_b, _ = load_model(b, "cpu", torch.float32)
     model_a.load_state_dict(interpolate(model_a, model_b, weight))

@@ -21,10 +21,15 @@ EOF
   tail -1 "$log" | cut -c1-220
 }
 
-ticktock eval --suite phrasings --model "$model" --json --workers "$workers" 2>>"$tmp/err" > "$tmp/p.json"; record phrasings "$tmp/p.json"
+score() {  # score LABEL EVAL_ARGS...: one `ticktock eval` of the model, recorded as LABEL
+  local label=$1; shift
+  ticktock eval "$@" --model "$model" --json --workers "$workers" 2>>"$tmp/err" > "$tmp/$label.json"
+  record "$label" "$tmp/$label.json"
+}
+
+score phrasings --suite phrasings
 python3 "$here/../phrasing_cpu/run.py" eval "$model" phrasings-blind 2>>"$tmp/err" | tail -1 > "$tmp/b.json"; record phrasings-blind "$tmp/b.json"
-ticktock eval --suite heldout --model "$model" --json --workers "$workers" 2>>"$tmp/err" > "$tmp/h.json"; record heldout "$tmp/h.json"
-ticktock eval --suite heldout --phase-jitter --system-prompt default --model "$model" --json --workers "$workers" \
-  2>>"$tmp/err" > "$tmp/j.json"; record heldout-jitter "$tmp/j.json"
-ticktock eval --suite heldout-connected --model "$model" --json --workers "$workers" 2>>"$tmp/err" > "$tmp/c.json"; record heldout-connected "$tmp/c.json"
+score heldout --suite heldout
+score heldout-jitter --suite heldout --phase-jitter --system-prompt default
+score heldout-connected --suite heldout-connected
 rm -rf "$tmp"; trap - EXIT

@@ -17,6 +17,8 @@ from ...model.adapter import load_whole_side_channel, mark_merged
 
 def interpolate(a: torch.nn.Module, b: torch.nn.Module, t: float) -> dict[str, torch.Tensor]:
     """(1 - t) * a + t * b for every floating-point tensor of two models of one architecture."""
+    if not 0.0 <= t <= 1.0:
+        raise ValueError(f"t must lie in [0, 1], got {t}")
     sa, sb = a.state_dict(), b.state_dict()
     if sa.keys() != sb.keys():
         raise ValueError("the two models have different weights")
@@ -26,8 +28,6 @@ def interpolate(a: torch.nn.Module, b: torch.nn.Module, t: float) -> dict[str, t
 def interpolate_side_channels(base: Path | None, a: Path, b: Path, t: float, out: Path) -> Path:
     """Write (1 − t) · A + t · B, the two whole side channels (a run's model/ or a decoder alone) over `base`
     (default the shipped one), to `out` as a whole side-channel model (marked merged); returns `out`."""
-    if not 0.0 <= t <= 1.0:
-        raise ValueError(f"t must lie in [0, 1], got {t}")
     model_a, tokenizer = load_model(base, "cpu", torch.float32)
     model_b, _ = load_model(base, "cpu", torch.float32)
     load_whole_side_channel(model_a, a)
