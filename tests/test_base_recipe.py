@@ -52,7 +52,7 @@ def test_set_takes_numbers_names_and_weights_in_their_command_line_form():
 @pytest.mark.parametrize("changes, message", [
     ({"steps": "abc"}, "steps must be an integer, got 'abc'"),
     ({"lr": "fast"}, "lr must be a number"),
-    ({"data": "opera"}, "data must be one of espeak, multi-engine, multi-engine-scrambled"),
+    ({"data": "opera"}, "data must be one of espeak, multi-engine, multi-engine-scrambled, multi-engine-read"),
     ({"model": "huge"}, "unknown model preset 'huge'"),
     ({"model": "qwen2.5-omni-7b-thinker"}, "audio tower trains through the LM's loss alone"),
     ({"family_weights": {"no_such_family": 2}}, "unknown task family 'no_such_family'"),

@@ -51,7 +51,7 @@ def test_presets_load_and_round_trip(name):
     ({"placement": "middle"}, "placement must be one of"),
     ({"buffer": 8, "batch": 16}, "must hold at least a batch"),
     ({"family_weights": {"no_such_family": 2.0}}, "unknown task family"),
-    ({"data": "festival-only"}, "data must be one of espeak, multi-engine, multi-engine-scrambled"),
+    ({"data": "festival-only"}, "data must be one of espeak, multi-engine, multi-engine-scrambled, multi-engine-read"),
 ])
 def test_recipe_refuses_what_does_not_go_together(changes, message):
     fields = {"sources": PLAIN, "terms": [*TERMS, {"name": "memory"}], **changes}

@@ -30,8 +30,8 @@ from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
 from .base_recipe import BaseRecipe
 from .data import DATA_PRESETS, TrainingData, check_data, render_training_session
-from .examples import (TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, filler_id, heard_from_units,
-                       transcription_units)
+from .examples import (CONTEXT_SAMPLES, TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, filler_id,
+                       heard_from_units, transcription_units)
 from .init_checkpoint import init_from_checkpoint, save_trained
 from .tower_audio import stream_mel
 from .trainer import TrainConfig, model_loss, train
@@ -58,6 +58,8 @@ class ExampleFactory:
         from ..scenarios.engines import Engines
 
         rng = random.Random(seed)
+        if random.Random(f"read:{seed}").random() < self.data.read_share:  # drawn apart, as `scramble`
+            return self.read_example(rng)
         renderer = _WORKER.setdefault("renderer", Engines())
         # drawn apart from `rng`, so data without scrambling draws exactly the sessions it always did
         scramble = random.Random(f"scramble:{seed}").random() < self.data.scrambled_share
@@ -79,6 +81,31 @@ class ExampleFactory:
                      for u, h in zip(r.script.units, heard)]
         return build_example(self.protocol, system, units, audio, rng, self.max_len, max_offset=self.max_offset,
                              words=r.words, inner_per_chunk=self.inner_per_chunk, floors=floors)
+
+    def read_example(self, rng: random.Random, n_requests: int = 8) -> Example:
+        """A window of requests read as text (`read_requests`), drawn with the data's phrasings and prompts."""
+        from ..scenarios.intents.exchange import fresh_phrasings
+        from ..scenarios.prompts import training_prompt
+        from ..scenarios.suites import SUITES
+        from .read_requests import READ_FAMILIES, build_read_example, read_requests
+
+        weights = {f: float(f in READ_FAMILIES) for f in SUITES["train"].families}
+        requests = []
+        with fresh_phrasings(self.data.fresh_phrasings, self.data.composed_share):
+            while len(requests) < n_requests:
+                script = draw_training_script(rng, weights)
+                requests += read_requests(script)
+        system = training_prompt(rng) if self.data.prompts else script.system
+        ex = build_read_example(self.protocol, system, requests, rng, self.max_len, self.max_offset)
+        if self.inner_per_chunk:
+            from .word_frames import frame_labels, word_vocab
+
+            ex.frame_words = frame_labels([], 0, ex.n_units, self.inner_per_chunk, word_vocab())
+        if self.mel is not None:
+            from .tower_audio import unit_floors
+
+            ex.mel_floor = unit_floors(self.mel, ex.audio[CONTEXT_SAMPLES:].astype("float32"), ex.n_units + 1)
+        return ex
 
 
 def train_session_index(rng: random.Random, family_weights: dict[str, float] | None = None) -> int:

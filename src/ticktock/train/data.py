@@ -11,6 +11,8 @@ requests composed from parts, `intents.shapes`).
 `multi-engine-scrambled` adds to it 15 % of examples that transcribe a session whose user says its words in a random
 order (`scrambled_share`, `scenarios.scrambled`): hearing the words said rather than the templates' prior
 (experiments/listening_cpu). Pick it with `train base --config retrain --set data=multi-engine-scrambled`.
+`multi-engine-read` adds to that 20 % of examples whose requests are read as text over silence, several to a
+window (`read_share`, `train.read_requests`): the decision and the reply learnt from many phrasings a step.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class TrainingData:
     composed_share: float = COMPOSED_SHARE  # of the fresh phrasings, requests composed from parts (`intents.shapes`)
     connected_share: float = 0.0  # sessions whose utterances are said in one go (where the engine can)
     scrambled_share: float = 0.0  # examples that transcribe a session whose user says its words shuffled
+    read_share: float = 0.0  # examples whose requests are read as text over silence (`read_requests`)
 
 
 _MULTI_ENGINE = TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
@@ -42,6 +45,7 @@ DATA_PRESETS = {p.name: p for p in (
     TrainingData("espeak"),
     _MULTI_ENGINE,
     replace(_MULTI_ENGINE, name="multi-engine-scrambled", scrambled_share=0.15),
+    replace(_MULTI_ENGINE, name="multi-engine-read", scrambled_share=0.15, read_share=0.2),
 )}
 
 
@@ -87,6 +91,8 @@ def check_data(data: TrainingData) -> str:
         said.append(f"other engines' voices {', '.join(other_training_voices())}")
     if data.scrambled_share:
         said.append(f"{data.scrambled_share:.0%} of examples transcribe a user saying its words shuffled")
+    if data.read_share:
+        said.append(f"{data.read_share:.0%} of examples read requests as text")
     if data.augment:
         from ..scenarios.rooms import room_bank, rooms_path
 
