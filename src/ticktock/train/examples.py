@@ -123,6 +123,22 @@ def window_audio(audio: np.ndarray, u0: int, u1: int, chunk: int) -> np.ndarray:
     return seg.astype(np.float16)
 
 
+def unit_layout(protocol: DuplexProtocol, k: int, text: list[int], out: list[int],
+                targets: list[int] | None = None) -> tuple[list[int], list[int], list[int]]:
+    """Window unit k as a session lays it out: (ids, labels, audio slots), each (opening + E + close + text + out,).
+
+    `text`: input tokens after the audio (a tool result, a transcript); `out`: the unit's outputs, learnt as
+    `targets` (default `out`). The label at position i is the token at i + 1: outputs are predicted from the token
+    before them.
+    """
+    e = protocol.audio_per_chunk
+    inp, close = protocol.unit_open_ids(k), protocol.audio_close_ids()
+    ids = inp + [filler_id(protocol)] * e + close + text + out
+    slots = [-1] * len(inp) + [k * e + j for j in range(e)] + [-1] * (len(close) + len(text) + len(out))
+    labels = [IGNORE] * (len(inp) + e + len(close) + len(text) - 1) + (out if targets is None else targets) + [IGNORE]
+    return ids, labels, slots
+
+
 def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], audio: np.ndarray,
                   rng: random.Random, max_len: int = 512, max_offset: int = 3000,
                   words: list[dict] | None = None, inner_per_chunk: int = 0,
@@ -141,7 +157,7 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
     p, e = protocol, protocol.audio_per_chunk
     chunk = p.chunk_samples
     prefix = p.prefix_ids(system)
-    close, pad = p.audio_close_ids(), filler_id(p)
+    close = p.audio_close_ids()
     bodies = []
     for u in units:
         tr = p.tool_result_ids(u.tool_result) if u.tool_result else []
@@ -153,13 +169,10 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
     u0, u1 = choose_window(sizes, len(prefix), rng, max_len, turn_starts)
     ids, labels, slots = list(prefix), [IGNORE] * len(prefix), [-1] * len(prefix)
     for k, (tr, out) in enumerate(bodies[u0:u1]):
-        inp = p.unit_open_ids(k)
-        ids += inp + [pad] * e + close + tr + out
-        slots += [-1] * len(inp) + [k * e + j for j in range(e)] + [-1] * (len(close) + len(tr) + len(out))
-        # the label at position i is the token at i + 1: outputs are predicted from the token before them
         unheard = 0 <= units[u0 + k].heard_from < u0
-        targets = out[:1] + [IGNORE] * (len(out) - 1) if unheard else out
-        labels += [IGNORE] * (len(inp) + e + len(close) + len(tr) - 1) + targets + [IGNORE]
+        unit_ids, unit_labels, unit_slots = unit_layout(p, k, tr, out,
+                                                        out[:1] + [IGNORE] * (len(out) - 1) if unheard else out)
+        ids, labels, slots = ids + unit_ids, labels + unit_labels, slots + unit_slots
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
     positions = window_positions(len(prefix), len(ids), offset)
     frames = None

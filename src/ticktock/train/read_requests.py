@@ -22,7 +22,7 @@ import numpy as np
 
 from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
-from .examples import IGNORE, Example, UnitSpec, filler_id, window_audio, window_positions
+from .examples import IGNORE, Example, UnitSpec, unit_layout, window_audio, window_positions
 
 READ_FAMILIES = ("short_qa", "tool_call")
 NOISE_RMS = 1e-3  # the silence's floor: the quiet hiss of a room, not digital zeros
@@ -57,22 +57,18 @@ def build_read_example(protocol: DuplexProtocol, system: str, requests: list[tup
     """As many of `requests` as fit `max_len` tokens after the prefix, each a listening unit, the unit that reads
     it and its reply's units (at least the first request: ValueError when even it does not fit).
     Audio: silence with a faint noise floor, `window_audio`'s layout."""
-    p, e = protocol, protocol.audio_per_chunk
+    p = protocol
     prefix = p.prefix_ids(system)
-    close, pad = p.audio_close_ids(), filler_id(p)
     ids, labels, slots = list(prefix), [IGNORE] * len(prefix), [-1] * len(prefix)
     k = 0
     for words, reply in requests:
         units = [(None, UnitSpec(Decision.LISTEN))] + [(words, reply[0])] + [(None, u) for u in reply[1:]]
         seq, lab, slot = [], [], []
         for j, (read, u) in enumerate(units):
-            inp = p.unit_open_ids(k + j)
             text = (p.asr_ids(read) if read else []) + (p.tool_result_ids(u.tool_result) if u.tool_result else [])
-            out = p.output_ids(u.decision, u.content, u.turn_end)
-            seq += inp + [pad] * e + close + text + out
-            slot += [-1] * len(inp) + [(k + j) * e + i for i in range(e)] + [-1] * (len(close) + len(text) + len(out))
-            # the label at position i is the token at i + 1 (as `build_example`)
-            lab += [IGNORE] * (len(inp) + e + len(close) + len(text) - 1) + out + [IGNORE]
+            unit_ids, unit_labels, unit_slots = unit_layout(p, k + j, text,
+                                                            p.output_ids(u.decision, u.content, u.turn_end))
+            seq, lab, slot = seq + unit_ids, lab + unit_labels, slot + unit_slots
         if len(ids) + len(seq) > max_len:
             if k == 0:
                 raise ValueError(f"a read request of {len(seq)} tokens does not fit max_len={max_len}")
