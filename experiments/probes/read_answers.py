@@ -1,0 +1,80 @@
+"""Read or heard? A model's answers to a written request set given as text, beside what it answers when it hears them.
+
+Each request of `phrasings` (and the blind set, experiments/phrasing_cpu/blind.py) is put in the context as a
+transcript over silence, exactly as a training window of requests read as text (`train.read_requests`), and the
+reply is scored teacher-forced: `ok` when the model's argmax equals every output token of the reply (its decision,
+words, tool call and turn end), which is what greedy decoding would write. A request answered read but not heard is
+a hearing miss; one missed read too is a miss of the decoder's own understanding.
+
+    python experiments/probes/read_answers.py MODEL_DIR [--set phrasings|blind] [--heard answers.jsonl]
+
+`--heard` takes `answers.py SUITE MODEL --jsonl FILE`'s records and prints the 2 x 2 table (read vs heard).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+sys.path[:0] = [str(Path(__file__).parents[1])]
+
+from phrasing_cpu.blind import BLIND  # noqa: E402
+from ticktock.model import load_model  # noqa: E402
+from ticktock.protocol import DuplexProtocol  # noqa: E402
+from ticktock.scenarios.phrasings import PHRASINGS, request_script  # noqa: E402
+from ticktock.train.examples import IGNORE, filler_id  # noqa: E402
+from ticktock.train.read_requests import build_read_example, read_requests  # noqa: E402
+from ticktock.train.trainer import audio_embeddings, collate, embed_inputs  # noqa: E402
+
+SETS = {"phrasings": PHRASINGS, "blind": BLIND}
+
+
+@torch.no_grad()
+def read_ok(model, protocol: DuplexProtocol, family: str, exchange, seed: int) -> bool:
+    """Whether the model writes the whole reply to `exchange` read as text (teacher-forced argmax = labels)."""
+    rng = random.Random(seed)
+    script = request_script(rng, family, exchange)
+    ex = build_read_example(protocol, script.system, read_requests(script)[:1], rng)
+    b = collate([ex], filler_id(protocol), model.cfg.audio.frames_per_chunk * 160, model.device)
+    h = model.lm(embed_inputs(model, b["ids"], b["slot"], audio_embeddings(model, b["audio"], train=False)), b["pos"])
+    mask = b["labels"] != IGNORE
+    return bool((model.lm.logits(h[mask]).argmax(-1) == b["labels"][mask]).all())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--set", default="phrasings", choices=sorted(SETS))
+    ap.add_argument("--heard", help="answers.py --jsonl records of the same set, for the read-vs-heard table")
+    args = ap.parse_args()
+    torch.set_grad_enabled(False)
+    model, tok = load_model(args.model)
+    model.eval()
+    protocol = DuplexProtocol(tok)
+    heard = {}
+    if args.heard:
+        heard = {i: json.loads(line)["ok"] for i, line in enumerate(Path(args.heard).read_text().splitlines())}
+    table, counts = Counter(), Counter()
+    for i, (family, exchange) in enumerate(SETS[args.set]):
+        ok = read_ok(model, protocol, family, exchange, seed=i)
+        counts[family, ok] += 1
+        h = heard.get(i)
+        if h is not None:
+            table[ok, h] += 1
+        print(f"{'ok   ' if ok else 'WRONG'} {'heard ' + ('ok' if h else 'WRONG') if h is not None else ''} "
+              f"{family:9s} {exchange.request}")
+    for family in sorted({f for f, _ in counts}):
+        print(f"read {family}: {counts[family, True]}/{counts[family, True] + counts[family, False]}")
+    if table:
+        print("read ok & heard ok", table[True, True], "· read ok & heard WRONG", table[True, False],
+              "· read WRONG & heard ok", table[False, True], "· both WRONG", table[False, False])
+
+
+if __name__ == "__main__":
+    main()
