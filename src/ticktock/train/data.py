@@ -41,11 +41,12 @@ class TrainingData:
 
 _MULTI_ENGINE = TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
                              fresh_phrasings=True, connected_share=0.5)
+_SCRAMBLED = replace(_MULTI_ENGINE, name="multi-engine-scrambled", scrambled_share=0.15)
 DATA_PRESETS = {p.name: p for p in (
     TrainingData("espeak"),
     _MULTI_ENGINE,
-    replace(_MULTI_ENGINE, name="multi-engine-scrambled", scrambled_share=0.15),
-    replace(_MULTI_ENGINE, name="multi-engine-read", scrambled_share=0.15, read_share=0.2),
+    _SCRAMBLED,
+    replace(_SCRAMBLED, name="multi-engine-read", read_share=0.2),
 )}
 
 
