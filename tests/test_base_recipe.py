@@ -9,10 +9,11 @@ from dataclasses import replace
 import pytest
 
 from ticktock.train.base_recipe import PRESETS, BaseRecipe, load_recipe, parse_set
+from ticktock.train.data import DATA_PRESETS
 from ticktock.train.trainer import TrainConfig
 
 # `train base`'s defaults before recipes (its flags' defaults), and the flags each run gave on top of them
-DEFAULTS = {"model": "tiny", "init_decoder": None, "data": "espeak", "transcribe_share": 0.3, "word_weight": 0.5,
+DEFAULTS = {"model": "tiny", "init_decoder": None, "data": "espeak", "read_share": None, "transcribe_share": 0.3, "word_weight": 0.5,
             "family_weights": None, "reply_weights": None, "max_offset": 3000, "max_len": 512, "steps": 20000,
             "batch": 64, "lr": 1.5e-3, "warmup": 300, "buffer": 40000, "seed": 0}
 STAGE_M = {  # docs/model-card.md, stage M's command
@@ -49,6 +50,14 @@ def test_set_takes_numbers_names_and_weights_in_their_command_line_form():
                           family_weights={"short_qa": 2.0, "tool_call": 2.0}, reply_weights=None)
 
 
+def test_read_share_overrides_the_data_presets_and_null_keeps_it():
+    read = load_recipe("retrain", parse_set(["data=multi-engine-read"]))
+    assert read.training_data() == DATA_PRESETS["multi-engine-read"]
+    more = replace(read, read_share=0.4).training_data()
+    assert more.read_share == 0.4 and replace(more, read_share=0.2) == DATA_PRESETS["multi-engine-read"]
+    assert load_recipe("retrain", parse_set(["read_share=0.3"])).training_data().read_share == 0.3
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"steps": "abc"}, "steps must be an integer, got 'abc'"),
     ({"lr": "fast"}, "lr must be a number"),
@@ -59,6 +68,7 @@ def test_set_takes_numbers_names_and_weights_in_their_command_line_form():
     ({"family_weights": 2}, "family_weights must be a dict or NAME=W"),
     ({"reply_weights": "Minus=6"}, "bad reply weight 'Minus=6'"),
     ({"transcribe_share": 1.5}, r"transcribe_share must be within \[0, 1\]"),
+    ({"read_share": -0.1}, r"read_share must be within \[0, 1\]"),
     ({"max_offset": 0}, "must be at least 1"),
     ({"warmup": 0}, "must be at least 1"),
     ({"buffer": 8, "batch": 16}, "must hold at least a batch"),

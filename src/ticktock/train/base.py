@@ -235,7 +235,7 @@ def train_base(out: Path, recipe: BaseRecipe, init: Path | None = None, device: 
     protocol onto an `init` checkpoint's tokens (`init_checkpoint`). A published model's audio tower trains
     without the encoder's word objective (ticktock's encoder only), whatever the recipe's `word_weight`."""
     recipe.check_start(init, protocol)
-    data = DATA_PRESETS[recipe.data]
+    data = recipe.training_data()
     print(check_data(data), flush=True)
     cfg = recipe.train_config(time_budget_s, workers)
     init_decoder = Path(recipe.init_decoder) if recipe.init_decoder else None

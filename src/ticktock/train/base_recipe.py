@@ -8,12 +8,12 @@ Every check of what goes together is in `__post_init__`, so a preset, a `--confi
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from ..model.config import PRESETS as MODEL_PRESETS
 from .config_file import read_config
-from .data import DATA_PRESETS
+from .data import DATA_PRESETS, TrainingData
 from .trainer import TrainConfig
 
 PRESETS = Path(__file__).parent / "presets" / "base"
@@ -26,6 +26,7 @@ class BaseRecipe:
     model: str = "tiny"  # the model preset built when there is no --init (`model.config.PRESETS`)
     init_decoder: str | None = None  # start the decoder (and tokenizer) from this model folder, fresh audio encoder
     data: str = "espeak"  # what is rendered: espeak or multi-engine (`train.data`)
+    read_share: float | None = None  # examples whose requests are read as text (`train.read_requests`); None: data's
     transcribe_share: float = 0.3  # share of listening pre-training examples
     word_weight: float = 0.5  # the encoder's frame-level word objective (0: off; ticktock's own encoder only)
     family_weights: dict[str, float] | None = None  # over-sampled task families, e.g. {"short_qa": 2} (others 1)
@@ -58,6 +59,8 @@ class BaseRecipe:
                              f"encoder; the {self.model} audio tower trains through the LM's loss alone: set it to 0")
         if not 0 <= self.transcribe_share <= 1 or self.word_weight < 0:
             raise ValueError("transcribe_share must be within [0, 1] and word_weight non-negative")
+        if self.read_share is not None and not 0 <= self.read_share <= 1:
+            raise ValueError(f"read_share must be within [0, 1] (or null: the data preset's), got {self.read_share}")
         if min(self.steps, self.batch, self.warmup, self.max_len, self.max_offset) < 1 or self.lr <= 0:
             raise ValueError("steps, batch, warmup, max_len and max_offset must be at least 1 and lr positive")
         if self.buffer < self.batch:
@@ -77,6 +80,11 @@ class BaseRecipe:
                 setattr(self, f.name, value := float(value))
             if not isinstance(value, kind) or isinstance(value, bool):
                 raise ValueError(f"{f.name} must be {what}, got {value!r}")
+
+    def training_data(self) -> TrainingData:
+        """The data preset, with the recipe's `read_share` where it sets one."""
+        data = DATA_PRESETS[self.data]
+        return data if self.read_share is None else replace(data, read_share=self.read_share)
 
     def check_start(self, init: Path | None, protocol: str | None) -> None:
         """What the recipe cannot say alone: the model it starts from."""
