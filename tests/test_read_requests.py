@@ -2,6 +2,7 @@
 segment over silence, labelled on the model's outputs only."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -87,3 +88,5 @@ def test_read_share_makes_read_windows_and_zero_leaves_examples_as_they_were(shi
     out = collate(batch + [a], p.id("pad"), p.chunk_samples, "cpu")  # mixes with heard windows in one batch
     assert out["ids"].shape[0] == 3
     assert DATA_PRESETS["multi-engine-read"].read_share > 0
+    forms = DATA_PRESETS["multi-engine-read-forms"]  # the same data, composed questions drawn form first
+    assert forms.by_form and replace(forms, name="multi-engine-read", by_form=False) == DATA_PRESETS["multi-engine-read"]

@@ -170,6 +170,36 @@ def test_the_composed_share_says_how_many_requests_are_composed() -> None:
         with fresh_phrasings(composed_share=1.5):
             pass
 
+
+def test_shapes_keep_every_sentence_once_in_the_order_of_their_forms() -> None:
+    """A QA intent's `Shapes` is its sentences, form after form, and every form says something."""
+    from ticktock.scenarios.intents.shapes import Shapes
+
+    grouped = {k: v for k, v in _composed_pools().items() if isinstance(v, Shapes)}
+    assert len(grouped) == 13  # the ten QA intents and arithmetic's three operations
+    for name, shapes in grouped.items():
+        assert len(shapes.forms) >= 3 and all(shapes.forms), name
+        assert list(shapes) == [s for form in shapes.forms for s in form], name
+
+
+def test_by_form_draws_each_form_alike_and_off_changes_no_draw() -> None:
+    """`by_form`: a form of one sentence is drawn as often as one of a hundred; off, a `Shapes` draws exactly as
+    the flat list of its sentences (the draws training made before forms)."""
+    from ticktock.scenarios.intents.exchange import phrase
+    from ticktock.scenarios.intents.shapes import Shapes
+
+    many = [f"how many days does {{m}} have, {n} times over?" for n in range(99)]
+    shapes = Shapes(many, ["if last month was {m}, which one is this?"])
+
+    def rare(by_form: bool, composed) -> list[bool]:
+        with fresh_phrasings(composed_share=1.0, by_form=by_form):
+            return ["last month" in phrase(random.Random(i), ["how long is {m}?"], composed=composed, m="may")
+                    for i in range(400)]
+
+    assert sum(rare(False, shapes)) < 15 and 150 < sum(rare(True, shapes)) < 250
+    assert rare(False, shapes) == rare(False, list(shapes)) == rare(True, list(shapes))  # a plain list: one form
+
+
 def test_a_draw_that_says_a_held_out_request_is_drawn_again() -> None:
     """A template that can say a `phrasings` request (here, one of the suite's own, framed or not) is redrawn; one
     that can say nothing else is an error, not a leak."""

@@ -91,7 +91,7 @@ class ExampleFactory:
 
         weights = {f: float(f in READ_FAMILIES) for f in SUITES["train"].families}
         requests = []
-        with fresh_phrasings(self.data.fresh_phrasings, self.data.composed_share):
+        with fresh_phrasings(self.data.fresh_phrasings, self.data.composed_share, self.data.by_form):
             while len(requests) < n_requests:
                 script = draw_training_script(rng, weights)
                 requests += read_requests(script)

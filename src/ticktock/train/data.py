@@ -13,6 +13,8 @@ order (`scrambled_share`, `scenarios.scrambled`): hearing the words said rather 
 (experiments/listening_cpu). Pick it with `train base --config retrain --set data=multi-engine-scrambled`.
 `multi-engine-read` adds to that 20 % of examples whose requests are read as text over silence, several to a
 window (`read_share`, `train.read_requests`): the decision and the reply learnt from many phrasings a step.
+`multi-engine-read-forms` draws its composed questions form first (`by_form`): a premise-first or either-or
+question, written as a few whole sentences, is asked as often as a frame around a noun phrase.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class TrainingData:
     prompts: bool = False
     fresh_phrasings: bool = False
     composed_share: float = COMPOSED_SHARE  # of the fresh phrasings, requests composed from parts (`intents.shapes`)
+    by_form: bool = False  # composed requests drawn form first, each form of an intent alike (`shapes.Shapes`)
     connected_share: float = 0.0  # sessions whose utterances are said in one go (where the engine can)
     scrambled_share: float = 0.0  # examples that transcribe a session whose user says its words shuffled
     read_share: float = 0.0  # examples whose requests are read as text over silence (`read_requests`)
@@ -42,11 +45,13 @@ class TrainingData:
 _MULTI_ENGINE = TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
                              fresh_phrasings=True, connected_share=0.5)
 _SCRAMBLED = replace(_MULTI_ENGINE, name="multi-engine-scrambled", scrambled_share=0.15)
+_READ = replace(_SCRAMBLED, name="multi-engine-read", read_share=0.2)
 DATA_PRESETS = {p.name: p for p in (
     TrainingData("espeak"),
     _MULTI_ENGINE,
     _SCRAMBLED,
-    replace(_SCRAMBLED, name="multi-engine-read", read_share=0.2),
+    _READ,
+    replace(_READ, name="multi-engine-read-forms", by_form=True),
 )}
 
 
@@ -128,7 +133,7 @@ def render_training_session(data: TrainingData, rng: random.Random, seed: int, r
     from ..scenarios.scrambled import scrambled
     from .base import draw_training_script
 
-    with fresh_phrasings(data.fresh_phrasings, data.composed_share):
+    with fresh_phrasings(data.fresh_phrasings, data.composed_share, data.by_form):
         script = draw_training_script(rng, family_weights, reply_weights)
     if scramble:
         script = scrambled(script, rng)

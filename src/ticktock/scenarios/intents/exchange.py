@@ -13,6 +13,7 @@ from typing import Iterator, Sequence
 # Training draws may ask in more words than the suites do (`fresh_phrasings`; the value is the share of requests
 # composed from parts); off (None), every draw is the one every suite was made with.
 _FRESH: ContextVar[float | None] = ContextVar("fresh_phrasings", default=None)
+_BY_FORM: ContextVar[bool] = ContextVar("by_form", default=False)  # composed draws weigh each form alike
 COMPOSED_SHARE = 0.5  # how often a fresh draw is a composed request (`shapes`) where the intent has them
 FILLERS = ["um, ", "uh, ", "so, ", "okay, ", "hey, ", "right, ", "hmm, ", "well, ", "oh, ", "alright, "]
 FILLER_P = 0.3
@@ -68,16 +69,19 @@ class Memo:
 
 
 @contextmanager
-def fresh_phrasings(on: bool = True, composed_share: float = COMPOSED_SHARE) -> Iterator[None]:
+def fresh_phrasings(on: bool = True, composed_share: float = COMPOSED_SHARE, by_form: bool = False) -> Iterator[None]:
     """Inside: `phrase` also draws each intent's `more` phrasings, requests composed from parts (`composed_share`
-    of the draws where the intent has them), lead-ins, tails and a leading filler now and then."""
+    of the draws where the intent has them), lead-ins, tails and a leading filler now and then. `by_form`: a
+    composed request is drawn form first, then a sentence of that form (`shapes.Shapes`), so a form written as a
+    few whole sentences is asked as often as one of hundreds of frame products."""
     if not 0.0 <= composed_share <= 1.0:
         raise ValueError(f"composed_share must be within [0, 1], not {composed_share}")
-    token = _FRESH.set(composed_share if on else None)
+    token, form_token = _FRESH.set(composed_share if on else None), _BY_FORM.set(by_form)
     try:
         yield
     finally:
         _FRESH.reset(token)
+        _BY_FORM.reset(form_token)
 
 
 VARIANT_P = 0.5  # how often a fresh draw says a value another way ("half an hour", "half past seven")
@@ -94,13 +98,16 @@ def said(rng: random.Random, plain: str, others: Sequence[str] = ()) -> str:
 def phrase(rng: random.Random, templates: list[str], more: Sequence[str] = (), composed: Sequence[str] = (),
            **slots: object) -> str:
     """One of several phrasings of an intent, with its slots filled in; under `fresh_phrasings`, drawn from
-    `composed` (`shapes`: the intent asked in many sentence shapes) the context's composed share of the time, else
-    from `templates` and `more`, then `framed`, and with a filler in front three times in ten."""
+    `composed` (`shapes`: the intent asked in many sentence shapes; by form where the context says so) the context's
+    composed share of the time, else from `templates` and `more`, then `framed`, and with a filler in front three
+    times in ten."""
     share = _FRESH.get()
     if share is None:
         return rng.choice(templates).format(**slots)
     for _ in range(1000):  # a draw that says a held-out request is drawn again (rare: the suite's are not templates)
         pool = composed if composed and rng.random() < share else [*templates, *more]
+        if pool is composed and _BY_FORM.get() and getattr(composed, "forms", None):
+            pool = rng.choice(composed.forms)
         text = framed(rng, rng.choice(pool).format(**slots))
         text = rng.choice(FILLERS) + text if rng.random() < FILLER_P else text
         if not _cores(text) & _held_out():

@@ -72,53 +72,67 @@ TRIP_FRAMES = ["if i go to {c}, | {q}", "when i'm in {c}, | {q}", "i'm visiting 
                "i've never been to {c}. | {q}", "next week i'm off to {c}. | {q}", "if i ever visit {c}, | {q}"]
 
 
-def _asks(nps: list[str], embedded: list[str]) -> list[str]:
-    return [f.replace("{x}", x) for f, x in [*product(NP_FRAMES, nps), *product(EMBEDDED_FRAMES, embedded)]]
+class Shapes(list):
+    """An intent's composed sentences, each once (drawn alike), and `forms`: the same sentences in the groups they
+    were written as (frames around noun phrases, around embedded questions, a topic then its question, a trip then
+    its question, whole sentences), so that a draw can give each group one weight, not each sentence
+    (`fresh_phrasings(by_form=True)`): a product of frames has hundreds of sentences, a form written whole a few."""
+
+    def __init__(self, *forms: list[str]) -> None:
+        self.forms = tuple(forms)
+        super().__init__(s for form in forms for s in form)
+
+
+def _asks(nps: list[str], embedded: list[str]) -> tuple[list[str], list[str]]:
+    """The noun phrases in every NP frame, and the embedded questions in every embedded frame: two forms."""
+    return [f.replace("{x}", x) for f, x in product(NP_FRAMES, nps)], \
+        [f.replace("{x}", x) for f, x in product(EMBEDDED_FRAMES, embedded)]
 
 
 def _about(questions: list[str], frames: list[str] = TOPIC_FRAMES) -> list[str]:
     return [f.replace("{q}", q) for f, q in product(frames, questions)]
 
 
-CAPITAL_SHAPES = [
+CAPITAL_SHAPES = Shapes(
     *_asks(["the capital of | {c}", "the capital city of | {c}", "{c}'s | capital", "{c}'s | capital city",
             "the name of the capital | of {c}", "the capital | of {c}", "the capital | over in {c}",
             "the capital | for {c}", "the capital of the country | {c}"],
            ["what the capital of | {c} is", "which city is | {c}'s capital", "what {c}'s | capital is",
             "which city is the capital | of {c}", "what the capital city | of {c} is called",
             "what {c} has | as its capital", "what city | serves as {c}'s capital", "what they call | {c}'s capital"]),
-    *_about(["what's its | capital?", "what is its capital | city?", "which city is | its capital?",
+    _about(["what's its | capital?", "what is its capital | city?", "which city is | its capital?",
              "what's the capital | there?", "what's the capital | called?", "which city | is the capital?",
              "what do they call | the capital?",
              "and the capital | is?", "its capital | is what?", "what's its, uh, | capital?",
              "what's the capital | of that country?", "do you know its capital? | what is it?",
              "what's it got | as a capital?", "what was its capital | again?", "the capital's | called what?"]),
     # whole sentences: the slot after a long lead-in, a hesitation before it, a question corrected to this one
-    "capital | of {c}?", "{c}, | capital?", "the capital of {c} | is what?", "{c}'s capital | is what, again?",
+    ["capital | of {c}?", "{c}, | capital?", "the capital of {c} | is what?", "{c}'s capital | is what, again?",
     "i was doing a crossword | and one clue asks for the capital | of {c}.",
     "for a quiz tonight | i need the capital | of {c}.", "my kid's homework | asks for the capital | of {c}.",
     "what's the capital of, uh, | {c}?", "what's the currency, | no, sorry, | the capital of {c}?",
-    "is the capital of {c} | its biggest city, | or somewhere else?", "say i land in {c}'s capital. | where am i?"]
+    "is the capital of {c} | its biggest city, | or somewhere else?", "say i land in {c}'s capital. | where am i?"])
 _PAY_THERE = ["what currency | do they use there?", "what money | do people use there?",
               "what do they | pay with there?", "which currency | is used there?", "what's the currency | there?",
               "what kind of money | will i need there?", "what's the local | currency?",
               "what currency | is it there?", "what will i | pay with there?", "what's the money | called there?",
               "do they have their own money? | what's it called?", "which money | do they take there?",
               "what currency | should i bring?", "the currency there | is what?", "what do i, um, | pay with there?"]
-CURRENCY_SHAPES = [
+CURRENCY_SHAPES = Shapes(
     *_asks(["the currency of | {c}", "the money used | in {c}", "{c}'s | currency", "the currency | they use in {c}",
             "the kind of money | people use in {c}", "the official currency | of {c}", "the money | in {c}",
             "the local currency | in {c}", "the currency | {c} uses", "the money | they have in {c}"],
            ["what currency | they use in {c}", "what money people | pay with in {c}", "which currency | {c} uses",
             "what they pay with | in {c}", "what kind of money | they use in {c}", "what money | {c} uses",
             "what i'd pay with | in {c}", "what the money | is called in {c}", "what you need to pay | in {c}"]),
-    *_about(_PAY_THERE), *_about(_PAY_THERE, TRIP_FRAMES),
+    _about(_PAY_THERE),
+    _about(_PAY_THERE, TRIP_FRAMES),
     # whole sentences: short, premised, in the future, hesitant, corrected
-    "money | in {c}?", "{c}, | what currency?", "in {c}, | do they have their own currency? | what is it?",
+    ["money | in {c}?", "{c}, | what currency?", "in {c}, | do they have their own currency? | what is it?",
     "what currency | will i need | when i land in {c}?", "say i'm shopping in {c}: | what do i pay with?",
     "paying for things in {c}, | what currency is it?", "what's, um, | the money called | in {c}?",
     "what's the language, | sorry, | the currency in {c}?", "before i fly to {c}, | which currency | should i get?",
-    "what currency | will i be using | in {c}?", "is it true {c} has | its own currency? | what's it called?"]
+    "what currency | will i be using | in {c}?", "is it true {c} has | its own currency? | what's it called?"])
 _SPEAK_THERE = ["what language | do they speak there?", "what do people | speak there?",
                 "which language | is spoken there?", "what's the language | there?",
                 "what language | do the locals speak?", "what do they | speak over there?",
@@ -126,7 +140,7 @@ _SPEAK_THERE = ["what language | do they speak there?", "what do people | speak 
                 "do they have their own language? | what is it?", "which language | should i learn | before i go?",
                 "what do people | talk in there?", "the language there | is what?", "what do they, uh, | speak there?",
                 "what language | do people use there?"]
-LANGUAGE_SHAPES = [
+LANGUAGE_SHAPES = Shapes(
     *_asks(["the language of | {c}", "the main language | of {c}", "{c}'s | language",
             "the language | people speak in {c}", "the language | spoken in {c}", "the official language | of {c}",
             "the language | in {c}", "the national language | of {c}", "the language | they talk in {c}",
@@ -135,22 +149,23 @@ LANGUAGE_SHAPES = [
             "which language | is spoken in {c}", "what they speak | in {c}", "what they talk | in {c}",
             "what language | people use in {c}", "what language | you'd hear in {c}",
             "what the locals speak | in {c}"]),
-    *_about(_SPEAK_THERE), *_about(_SPEAK_THERE, TRIP_FRAMES),
+    _about(_SPEAK_THERE),
+    _about(_SPEAK_THERE, TRIP_FRAMES),
     # whole sentences: short, premised, in the future, hesitant, corrected
-    "language | in {c}?", "{c}, | what language?", "what language | will i hear | in {c}?",
+    ["language | in {c}?", "{c}, | what language?", "what language | will i hear | in {c}?",
     "what language | would i need | in {c}?", "say i'm lost in {c}: | what language do i ask in?",
     "in {c}, | do they have their own language? | what is it?", "what do they, uh, | speak in {c}?",
     "what's the currency, | no, | the language in {c}?",
     "i'm learning a language for my trip to {c}. | which one should it be?",
-    "is it true they have | their own language in {c}? | what is it?"]
-CONTINENT_SHAPES = [
+    "is it true they have | their own language in {c}? | what is it?"])
+CONTINENT_SHAPES = Shapes(
     *_asks(["the continent of | {c}", "the continent | {c} is on", "the continent | {c} belongs to",
             "the part of the world | {c} is in", "the continent | {c} is part of", "the continent | {c} sits on",
             "the continent | where {c} is", "the continent | you find {c} on", "{c}'s | continent"],
            ["which continent | {c} is in", "what continent | {c} is on", "where in the world | {c} is",
             "which continent | {c} belongs to", "what part of the world | {c} is in", "which continent | {c} sits on",
             "what continent | you'd find {c} on", "which continent | {c} is part of", "where on earth | {c} is"]),
-    *_about(["which continent | is it on?", "what continent | is it in?", "where in the world | is it?",
+    _about(["which continent | is it on?", "what continent | is it in?", "where in the world | is it?",
              "which continent | does it belong to?", "what continent | is it part of?",
              "which part of the world | is it in?",
              "what continent's | it on?", "where is it, | continent-wise?", "which continent | would that be?",
@@ -158,26 +173,26 @@ CONTINENT_SHAPES = [
              "do you know which continent | it's in?", "what continent | is it on, again?",
              "it's in what part | of the world?"]),
     # whole sentences: short, either-or, premised, in the future, hesitant, corrected
-    "continent | of {c}?", "{c}, | which continent?", "{c} is on | what continent again?",
+    ["continent | of {c}?", "{c}, | which continent?", "{c} is on | what continent again?",
     "is {c} in europe, | or where is it?", "is {c} in asia | or africa? | which is it?",
     "if i fly to {c}, | which continent | will i land on?", "say i'm in {c}. | what continent am i on?",
     "{c}, | that's on which continent?", "i always mix up | where {c} is. | which continent?",
-    "which continent is {c}, | uh, | on?", "what's the capital, | no, | the continent of {c}?"]
-COLOUR_SHAPES = [
+    "which continent is {c}, | uh, | on?", "what's the capital, | no, | the continent of {c}?"])
+COLOUR_SHAPES = Shapes(
     *_asks(["the colour of | {t}", "{t}'s | colour", "the colour | {t} is", "the usual colour | of {t}"],
            ["what colour | {t} is", "which colour | {t} has", "what colour | {t} usually is",
             "what colour | {t} tends to be", "what colour | you'd call {t}"]),
     # whole sentences: short, echoed, premised, hesitant, recalled
-    "{t}, | what colour?", "colour | of {t}?", "{t} is | what colour?", "{t} is, | uh, | what colour again?",
+    ["{t}, | what colour?", "colour | of {t}?", "{t} is | what colour?", "{t} is, | uh, | what colour again?",
     "what colour is, um, | {t}?", "what colour is {t} | normally?", "what colour was {t} | again?",
     "think of {t}. | what colour is it?", "if i drew {t}, | which crayon would i pick?",
-    "my kid asked me | what colour {t} is.", "what colour would i see | if i looked at {t}?"]
-DAY_AFTER_SHAPES = [
+    "my kid asked me | what colour {t} is.", "what colour would i see | if i looked at {t}?"])
+DAY_AFTER_SHAPES = Shapes(
     *_asks(["the day after | {d}", "the day following | {d}", "the next day | after {d}",
             "the day that comes | after {d}", "the day straight after | {d}"],
            ["what day comes | after {d}", "which day follows | {d}", "which day | comes after {d}",
             "what day it is | after {d}", "which day | {d} is followed by"]),
-    "{d} today, | so what's tomorrow?", "if today is {d}, | what day will tomorrow be?",
+    ["{d} today, | so what's tomorrow?", "if today is {d}, | what day will tomorrow be?",
     "say it's {d} today. | what day is next?", "today's {d}. | what day is it tomorrow?",
     "it's {d} now, | so what day is tomorrow?",
     # a premise first (yesterday, a plan), an echo, the future
@@ -187,13 +202,13 @@ DAY_AFTER_SHAPES = [
     "the meeting's the day after {d}. | which day is that?",
     "i'm busy on {d} | and free the day after. | which day is that?",
     "if i wait a day after {d}, | what day will it be?", "what day will it be | a day after {d}?",
-    "one day after {d} | is what day?"]
-DAY_BEFORE_SHAPES = [
+    "one day after {d} | is what day?"])
+DAY_BEFORE_SHAPES = Shapes(
     *_asks(["the day before | {d}", "the day that comes | before {d}", "the day preceding | {d}",
             "the day just before | {d}"],
            ["what day comes | before {d}", "which day is | before {d}", "which day | comes right before {d}",
             "what day {d} | comes after", "which day | precedes {d}"]),
-    "{d} today, | so what was yesterday?", "suppose today is {d}. | what was the day before?",
+    ["{d} today, | so what was yesterday?", "suppose today is {d}. | what was the day before?",
     "it's {d} today. | what was yesterday?",
     # a premise first (tomorrow, a plan), an echo, the past
     "if tomorrow is {d}, | what's today?", "tomorrow's {d}. | what day is it today?",
@@ -201,44 +216,44 @@ DAY_BEFORE_SHAPES = [
     "what day was it | the day before {d}?", "one day before {d} | is what day?",
     "the party's the day before {d}. | which day is that?",
     "i need to finish by the day before {d}. | what day is that?", "what day comes | just before {d}?",
-    "which day | precedes {d}?", "the day ahead of {d}, | which one is it?"]
-MONTH_AFTER_SHAPES = [
+    "which day | precedes {d}?", "the day ahead of {d}, | which one is it?"])
+MONTH_AFTER_SHAPES = Shapes(
     *_asks(["the month after | {m}", "the month following | {m}", "the next month | after {m}",
             "the month that follows | {m}", "the month straight after | {m}"],
            ["which month comes | after {m}", "what month follows | {m}", "what comes | after {m}",
             "what month | comes after {m}", "which month | is after {m}"]),
-    "when {m} ends, | which month comes next?", "once {m} is over, | what month is it?",
+    ["when {m} ends, | which month comes next?", "once {m} is over, | what month is it?",
     "after {m} finishes, | which month starts?",
     # a premise first (this month, last month, a plan), an echo, the future
     "if this month is {m}, | what's next month?", "it's {m} now. | what month comes next?",
     "if last month was {m}, | what month is it now?", "{m}, | and then which month?", "after {m} | comes what?",
     "what month will it be | after {m}?", "what month will it be | once {m} ends?",
     "i'm moving the month after {m}. | which month is that?", "one month after {m} | is what month?",
-    "we're in {m}. | what's next month?", "{m} is this month, | so next month is what?"]
-MONTH_DAYS_SHAPES = [
+    "we're in {m}. | what's next month?", "{m} is this month, | so next month is what?"])
+MONTH_DAYS_SHAPES = Shapes(
     *_asks(["the number of days | in {m}", "the length of | {m}", "the day count | of {m}",
             "the number of days | {m} has"],
            ["how many days | {m} has", "how many days | there are in {m}", "how long | {m} is",
             "how many days long | {m} is", "how many days | {m} lasts", "how many days | are in {m}"]),
     # whole sentences: either-or, premised, past and future, hesitant, echoed
-    "is {m} thirty days | or thirty-one?", "does {m} have thirty days | or thirty-one?",
+    ["is {m} thirty days | or thirty-one?", "does {m} have thirty days | or thirty-one?",
     "{m}: | thirty or thirty-one days?", "how many days | do we get in {m}?", "how many days | did {m} have?",
     "how many days | will there be in {m}?", "{m} has, | uh, | how many days?", "how many days | is {m} again?",
     "the month of {m}, | how many days is it?", "i'm paying rent by the day in {m}. | how many days is that?",
     "{m} is how many days | long?", "how many days | does {m} last?", "how long does {m} | last, | in days?",
     "how many days | have we got in {m}?", "thirty days hath september, | but how many does {m} have?",
-    "is it true that {m} | has thirty-one days? | how many does it have?"]
-TIME_UNITS_SHAPES = [
+    "is it true that {m} | has thirty-one days? | how many does it have?"])
+TIME_UNITS_SHAPES = Shapes(
     *_asks(["the number of {s} | in a {b}", "the number of {s} | that make a {b}", "the number of {s} | in one {b}"],
            ["how many {s} | are in a {b}", "how many {s} | a {b} has", "how many {s} | make up a {b}",
             "how many {s} | a {b} lasts", "how many {s} | go into a {b}", "how many {s} | there are in one {b}"]),
     # whole sentences: short, echoed, premised, in the future, hesitant
-    "how many {s} | in a {b}?", "{s} | in a {b}?", "a {b} is | how many {s} long?", "how many {s} long | is a {b}?",
+    ["how many {s} | in a {b}?", "{s} | in a {b}?", "a {b} is | how many {s} long?", "how many {s} long | is a {b}?",
     "how many {s} | does a {b} last?", "how many {s} | go into a {b}?", "how many {s} | fit in a {b}?",
     "how many {s} | are there in one {b}?", "in one {b}, | how many {s} do we get?", "one {b} | is how many {s}?",
     "if i wait a {b}, | how many {s} is that?", "say i have a {b}. | how many {s} is that?",
     "a whole {b}, | how many {s} is it?", "how many {s} | would a {b} be?", "how many {s} | make one {b}?",
-    "how many {s}, | uh, | in a {b}?", "how many {s} is a {b} | made of?"]
+    "how many {s}, | uh, | in a {b}?", "how many {s} is a {b} | made of?"])
 
 # arithmetic, by operation: what is said in the operation's own words, operands in the reply's order
 _SUM_FRAMES = ["what is {x}?", "what's {x}?", "how much is {x}?", "what does {x} | make?", "{x}, | what's the answer?",
@@ -281,8 +296,8 @@ _OP_STORIES = {"plus": ["if i have {a} | and get {b} more, | how many is that?",
                "times": ["{a} groups of {b}, | how many in total?", "if i have {a} boxes | of {b}, | how many is that?",
                          "{a} sets of {b} | make what?", "what's {a} | times by {b}?",
                          "{a} rows of {b}, | how many altogether?"]}
-ARITHMETIC_SHAPES = {op: [*[f.replace("{x}", x) for f, x in [*product(_SUM_FRAMES, said), *product(_DO_FRAMES, done)]],
-                          *_OP_STORIES[op]]
+ARITHMETIC_SHAPES = {op: Shapes([f.replace("{x}", x) for f, x in product(_SUM_FRAMES, said)],
+                                [f.replace("{x}", x) for f, x in product(_DO_FRAMES, done)], _OP_STORIES[op])
                      for op, (said, done) in _OPS.items()}
 
 
