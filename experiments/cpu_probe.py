@@ -19,12 +19,13 @@ KEYS = ("decision_acc", "qa_exact", "tool_exact", "pause_takeover", "backchannel
 
 
 def continue_on_cpu(out: str, seconds: str, data: str, seed: int, *, init: str = SHIPPED,
-                    buffer: int | None = 3000) -> None:
-    """`ticktock train base --config stage-m` from `init` for `seconds` on data preset `data`, into `out`."""
+                    buffer: int | None = 3000, extra: list[str] = ()) -> None:
+    """`ticktock train base --config stage-m` from `init` for `seconds` on data preset `data`, into `out`; `extra`:
+    more `train base` arguments (e.g. `--set KEY=VALUE`)."""
     kept = ["--set", f"buffer={buffer}"] if buffer else []
     main(["train", "base", "--config", "stage-m", "--init", init, "--out", out, "--set", f"data={data}", *kept,
           "--time-budget", seconds, "--device", "cpu", "--workers", "1", "--batch", "16", "--lr", "2e-4",
-          "--seed", str(seed), "--set", "warmup=20"])
+          "--seed", str(seed), "--set", "warmup=20", *extra])
 
 
 def evaluate(model: str, suite: str, *flags: str) -> dict:

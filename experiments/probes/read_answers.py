@@ -49,7 +49,7 @@ def shape_draws(per_intent: int = 10, match: str = "", seed: int = 0) -> list[tu
     out = []
     with fresh_phrasings(composed_share=1.0):
         for ask in dict.fromkeys(qa.INTENTS):
-            drawn = (ask(rng) for _ in range(400 if match else per_intent))
+            drawn = (ask(rng) for _ in range(4000 if match else per_intent))
             out += [("short_qa", ex) for ex in itertools.islice((e for e in drawn if match in e.request), per_intent)]
     return out
 
