@@ -101,17 +101,17 @@ CAPITAL_SHAPES = Shapes(
             "which city is the capital | of {c}", "what the capital city | of {c} is called",
             "what {c} has | as its capital", "what city | serves as {c}'s capital", "what they call | {c}'s capital"]),
     _about(["what's its | capital?", "what is its capital | city?", "which city is | its capital?",
-             "what's the capital | there?", "what's the capital | called?", "which city | is the capital?",
-             "what do they call | the capital?",
-             "and the capital | is?", "its capital | is what?", "what's its, uh, | capital?",
-             "what's the capital | of that country?", "do you know its capital? | what is it?",
-             "what's it got | as a capital?", "what was its capital | again?", "the capital's | called what?"]),
+            "what's the capital | there?", "what's the capital | called?", "which city | is the capital?",
+            "what do they call | the capital?",
+            "and the capital | is?", "its capital | is what?", "what's its, uh, | capital?",
+            "what's the capital | of that country?", "do you know its capital? | what is it?",
+            "what's it got | as a capital?", "what was its capital | again?", "the capital's | called what?"]),
     # whole sentences: the slot after a long lead-in, a hesitation before it, a question corrected to this one
     ["capital | of {c}?", "{c}, | capital?", "the capital of {c} | is what?", "{c}'s capital | is what, again?",
-    "i was doing a crossword | and one clue asks for the capital | of {c}.",
-    "for a quiz tonight | i need the capital | of {c}.", "my kid's homework | asks for the capital | of {c}.",
-    "what's the capital of, uh, | {c}?", "what's the currency, | no, sorry, | the capital of {c}?",
-    "is the capital of {c} | its biggest city, | or somewhere else?", "say i land in {c}'s capital. | where am i?"])
+     "i was doing a crossword | and one clue asks for the capital | of {c}.",
+     "for a quiz tonight | i need the capital | of {c}.", "my kid's homework | asks for the capital | of {c}.",
+     "what's the capital of, uh, | {c}?", "what's the currency, | no, sorry, | the capital of {c}?",
+     "is the capital of {c} | its biggest city, | or somewhere else?", "say i land in {c}'s capital. | where am i?"])
 _PAY_THERE = ["what currency | do they use there?", "what money | do people use there?",
               "what do they | pay with there?", "which currency | is used there?", "what's the currency | there?",
               "what kind of money | will i need there?", "what's the local | currency?",
@@ -129,10 +129,10 @@ CURRENCY_SHAPES = Shapes(
     _about(_PAY_THERE, TRIP_FRAMES),
     # whole sentences: short, premised, in the future, hesitant, corrected
     ["money | in {c}?", "{c}, | what currency?", "in {c}, | do they have their own currency? | what is it?",
-    "what currency | will i need | when i land in {c}?", "say i'm shopping in {c}: | what do i pay with?",
-    "paying for things in {c}, | what currency is it?", "what's, um, | the money called | in {c}?",
-    "what's the language, | sorry, | the currency in {c}?", "before i fly to {c}, | which currency | should i get?",
-    "what currency | will i be using | in {c}?", "is it true {c} has | its own currency? | what's it called?"])
+     "what currency | will i need | when i land in {c}?", "say i'm shopping in {c}: | what do i pay with?",
+     "paying for things in {c}, | what currency is it?", "what's, um, | the money called | in {c}?",
+     "what's the language, | sorry, | the currency in {c}?", "before i fly to {c}, | which currency | should i get?",
+     "what currency | will i be using | in {c}?", "is it true {c} has | its own currency? | what's it called?"])
 _SPEAK_THERE = ["what language | do they speak there?", "what do people | speak there?",
                 "which language | is spoken there?", "what's the language | there?",
                 "what language | do the locals speak?", "what do they | speak over there?",
@@ -153,11 +153,11 @@ LANGUAGE_SHAPES = Shapes(
     _about(_SPEAK_THERE, TRIP_FRAMES),
     # whole sentences: short, premised, in the future, hesitant, corrected
     ["language | in {c}?", "{c}, | what language?", "what language | will i hear | in {c}?",
-    "what language | would i need | in {c}?", "say i'm lost in {c}: | what language do i ask in?",
-    "in {c}, | do they have their own language? | what is it?", "what do they, uh, | speak in {c}?",
-    "what's the currency, | no, | the language in {c}?",
-    "i'm learning a language for my trip to {c}. | which one should it be?",
-    "is it true they have | their own language in {c}? | what is it?"])
+     "what language | would i need | in {c}?", "say i'm lost in {c}: | what language do i ask in?",
+     "in {c}, | do they have their own language? | what is it?", "what do they, uh, | speak in {c}?",
+     "what's the currency, | no, | the language in {c}?",
+     "i'm learning a language for my trip to {c}. | which one should it be?",
+     "is it true they have | their own language in {c}? | what is it?"])
 CONTINENT_SHAPES = Shapes(
     *_asks(["the continent of | {c}", "the continent | {c} is on", "the continent | {c} belongs to",
             "the part of the world | {c} is in", "the continent | {c} is part of", "the continent | {c} sits on",
@@ -166,70 +166,70 @@ CONTINENT_SHAPES = Shapes(
             "which continent | {c} belongs to", "what part of the world | {c} is in", "which continent | {c} sits on",
             "what continent | you'd find {c} on", "which continent | {c} is part of", "where on earth | {c} is"]),
     _about(["which continent | is it on?", "what continent | is it in?", "where in the world | is it?",
-             "which continent | does it belong to?", "what continent | is it part of?",
-             "which part of the world | is it in?",
-             "what continent's | it on?", "where is it, | continent-wise?", "which continent | would that be?",
-             "it's on | which continent?", "is it in europe, | or somewhere else?",
-             "do you know which continent | it's in?", "what continent | is it on, again?",
-             "it's in what part | of the world?"]),
+            "which continent | does it belong to?", "what continent | is it part of?",
+            "which part of the world | is it in?",
+            "what continent's | it on?", "where is it, | continent-wise?", "which continent | would that be?",
+            "it's on | which continent?", "is it in europe, | or somewhere else?",
+            "do you know which continent | it's in?", "what continent | is it on, again?",
+            "it's in what part | of the world?"]),
     # whole sentences: short, either-or, premised, in the future, hesitant, corrected
     ["continent | of {c}?", "{c}, | which continent?", "{c} is on | what continent again?",
-    "is {c} in europe, | or where is it?", "is {c} in asia | or africa? | which is it?",
-    "if i fly to {c}, | which continent | will i land on?", "say i'm in {c}. | what continent am i on?",
-    "{c}, | that's on which continent?", "i always mix up | where {c} is. | which continent?",
-    "which continent is {c}, | uh, | on?", "what's the capital, | no, | the continent of {c}?"])
+     "is {c} in europe, | or where is it?", "is {c} in asia | or africa? | which is it?",
+     "if i fly to {c}, | which continent | will i land on?", "say i'm in {c}. | what continent am i on?",
+     "{c}, | that's on which continent?", "i always mix up | where {c} is. | which continent?",
+     "which continent is {c}, | uh, | on?", "what's the capital, | no, | the continent of {c}?"])
 COLOUR_SHAPES = Shapes(
     *_asks(["the colour of | {t}", "{t}'s | colour", "the colour | {t} is", "the usual colour | of {t}"],
            ["what colour | {t} is", "which colour | {t} has", "what colour | {t} usually is",
             "what colour | {t} tends to be", "what colour | you'd call {t}"]),
     # whole sentences: short, echoed, premised, hesitant, recalled
     ["{t}, | what colour?", "colour | of {t}?", "{t} is | what colour?", "{t} is, | uh, | what colour again?",
-    "what colour is, um, | {t}?", "what colour is {t} | normally?", "what colour was {t} | again?",
-    "think of {t}. | what colour is it?", "if i drew {t}, | which crayon would i pick?",
-    "my kid asked me | what colour {t} is.", "what colour would i see | if i looked at {t}?"])
+     "what colour is, um, | {t}?", "what colour is {t} | normally?", "what colour was {t} | again?",
+     "think of {t}. | what colour is it?", "if i drew {t}, | which crayon would i pick?",
+     "my kid asked me | what colour {t} is.", "what colour would i see | if i looked at {t}?"])
 DAY_AFTER_SHAPES = Shapes(
     *_asks(["the day after | {d}", "the day following | {d}", "the next day | after {d}",
             "the day that comes | after {d}", "the day straight after | {d}"],
            ["what day comes | after {d}", "which day follows | {d}", "which day | comes after {d}",
             "what day it is | after {d}", "which day | {d} is followed by"]),
     ["{d} today, | so what's tomorrow?", "if today is {d}, | what day will tomorrow be?",
-    "say it's {d} today. | what day is next?", "today's {d}. | what day is it tomorrow?",
-    "it's {d} now, | so what day is tomorrow?",
-    # a premise first (yesterday, a plan), an echo, the future
-    "if yesterday was {d}, | what's today?", "yesterday was {d}. | what day is it today?",
-    "if it's {d} today, | what will it be tomorrow?", "{d} today, | tomorrow is what?", "after {d} | comes what?",
-    "{d}, | and the next day is?", "what day is it | the day after {d}?",
-    "the meeting's the day after {d}. | which day is that?",
-    "i'm busy on {d} | and free the day after. | which day is that?",
-    "if i wait a day after {d}, | what day will it be?", "what day will it be | a day after {d}?",
-    "one day after {d} | is what day?"])
+     "say it's {d} today. | what day is next?", "today's {d}. | what day is it tomorrow?",
+     "it's {d} now, | so what day is tomorrow?",
+     # a premise first (yesterday, a plan), an echo, the future
+     "if yesterday was {d}, | what's today?", "yesterday was {d}. | what day is it today?",
+     "if it's {d} today, | what will it be tomorrow?", "{d} today, | tomorrow is what?", "after {d} | comes what?",
+     "{d}, | and the next day is?", "what day is it | the day after {d}?",
+     "the meeting's the day after {d}. | which day is that?",
+     "i'm busy on {d} | and free the day after. | which day is that?",
+     "if i wait a day after {d}, | what day will it be?", "what day will it be | a day after {d}?",
+     "one day after {d} | is what day?"])
 DAY_BEFORE_SHAPES = Shapes(
     *_asks(["the day before | {d}", "the day that comes | before {d}", "the day preceding | {d}",
             "the day just before | {d}"],
            ["what day comes | before {d}", "which day is | before {d}", "which day | comes right before {d}",
             "what day {d} | comes after", "which day | precedes {d}"]),
     ["{d} today, | so what was yesterday?", "suppose today is {d}. | what was the day before?",
-    "it's {d} today. | what was yesterday?",
-    # a premise first (tomorrow, a plan), an echo, the past
-    "if tomorrow is {d}, | what's today?", "tomorrow's {d}. | what day is it today?",
-    "if it's {d} today, | what was it yesterday?", "{d} today, | yesterday was what?", "before {d} | comes what?",
-    "what day was it | the day before {d}?", "one day before {d} | is what day?",
-    "the party's the day before {d}. | which day is that?",
-    "i need to finish by the day before {d}. | what day is that?", "what day comes | just before {d}?",
-    "which day | precedes {d}?", "the day ahead of {d}, | which one is it?"])
+     "it's {d} today. | what was yesterday?",
+     # a premise first (tomorrow, a plan), an echo, the past
+     "if tomorrow is {d}, | what's today?", "tomorrow's {d}. | what day is it today?",
+     "if it's {d} today, | what was it yesterday?", "{d} today, | yesterday was what?", "before {d} | comes what?",
+     "what day was it | the day before {d}?", "one day before {d} | is what day?",
+     "the party's the day before {d}. | which day is that?",
+     "i need to finish by the day before {d}. | what day is that?", "what day comes | just before {d}?",
+     "which day | precedes {d}?", "the day ahead of {d}, | which one is it?"])
 MONTH_AFTER_SHAPES = Shapes(
     *_asks(["the month after | {m}", "the month following | {m}", "the next month | after {m}",
             "the month that follows | {m}", "the month straight after | {m}"],
            ["which month comes | after {m}", "what month follows | {m}", "what comes | after {m}",
             "what month | comes after {m}", "which month | is after {m}"]),
     ["when {m} ends, | which month comes next?", "once {m} is over, | what month is it?",
-    "after {m} finishes, | which month starts?",
-    # a premise first (this month, last month, a plan), an echo, the future
-    "if this month is {m}, | what's next month?", "it's {m} now. | what month comes next?",
-    "if last month was {m}, | what month is it now?", "{m}, | and then which month?", "after {m} | comes what?",
-    "what month will it be | after {m}?", "what month will it be | once {m} ends?",
-    "i'm moving the month after {m}. | which month is that?", "one month after {m} | is what month?",
-    "we're in {m}. | what's next month?", "{m} is this month, | so next month is what?"])
+     "after {m} finishes, | which month starts?",
+     # a premise first (this month, last month, a plan), an echo, the future
+     "if this month is {m}, | what's next month?", "it's {m} now. | what month comes next?",
+     "if last month was {m}, | what month is it now?", "{m}, | and then which month?", "after {m} | comes what?",
+     "what month will it be | after {m}?", "what month will it be | once {m} ends?",
+     "i'm moving the month after {m}. | which month is that?", "one month after {m} | is what month?",
+     "we're in {m}. | what's next month?", "{m} is this month, | so next month is what?"])
 MONTH_DAYS_SHAPES = Shapes(
     *_asks(["the number of days | in {m}", "the length of | {m}", "the day count | of {m}",
             "the number of days | {m} has"],
@@ -237,23 +237,23 @@ MONTH_DAYS_SHAPES = Shapes(
             "how many days long | {m} is", "how many days | {m} lasts", "how many days | are in {m}"]),
     # whole sentences: either-or, premised, past and future, hesitant, echoed
     ["is {m} thirty days | or thirty-one?", "does {m} have thirty days | or thirty-one?",
-    "{m}: | thirty or thirty-one days?", "how many days | do we get in {m}?", "how many days | did {m} have?",
-    "how many days | will there be in {m}?", "{m} has, | uh, | how many days?", "how many days | is {m} again?",
-    "the month of {m}, | how many days is it?", "i'm paying rent by the day in {m}. | how many days is that?",
-    "{m} is how many days | long?", "how many days | does {m} last?", "how long does {m} | last, | in days?",
-    "how many days | have we got in {m}?", "thirty days hath september, | but how many does {m} have?",
-    "is it true that {m} | has thirty-one days? | how many does it have?"])
+     "{m}: | thirty or thirty-one days?", "how many days | do we get in {m}?", "how many days | did {m} have?",
+     "how many days | will there be in {m}?", "{m} has, | uh, | how many days?", "how many days | is {m} again?",
+     "the month of {m}, | how many days is it?", "i'm paying rent by the day in {m}. | how many days is that?",
+     "{m} is how many days | long?", "how many days | does {m} last?", "how long does {m} | last, | in days?",
+     "how many days | have we got in {m}?", "thirty days hath september, | but how many does {m} have?",
+     "is it true that {m} | has thirty-one days? | how many does it have?"])
 TIME_UNITS_SHAPES = Shapes(
     *_asks(["the number of {s} | in a {b}", "the number of {s} | that make a {b}", "the number of {s} | in one {b}"],
            ["how many {s} | are in a {b}", "how many {s} | a {b} has", "how many {s} | make up a {b}",
             "how many {s} | a {b} lasts", "how many {s} | go into a {b}", "how many {s} | there are in one {b}"]),
     # whole sentences: short, echoed, premised, in the future, hesitant
     ["how many {s} | in a {b}?", "{s} | in a {b}?", "a {b} is | how many {s} long?", "how many {s} long | is a {b}?",
-    "how many {s} | does a {b} last?", "how many {s} | go into a {b}?", "how many {s} | fit in a {b}?",
-    "how many {s} | are there in one {b}?", "in one {b}, | how many {s} do we get?", "one {b} | is how many {s}?",
-    "if i wait a {b}, | how many {s} is that?", "say i have a {b}. | how many {s} is that?",
-    "a whole {b}, | how many {s} is it?", "how many {s} | would a {b} be?", "how many {s} | make one {b}?",
-    "how many {s}, | uh, | in a {b}?", "how many {s} is a {b} | made of?"])
+     "how many {s} | does a {b} last?", "how many {s} | go into a {b}?", "how many {s} | fit in a {b}?",
+     "how many {s} | are there in one {b}?", "in one {b}, | how many {s} do we get?", "one {b} | is how many {s}?",
+     "if i wait a {b}, | how many {s} is that?", "say i have a {b}. | how many {s} is that?",
+     "a whole {b}, | how many {s} is it?", "how many {s} | would a {b} be?", "how many {s} | make one {b}?",
+     "how many {s}, | uh, | in a {b}?", "how many {s} is a {b} | made of?"])
 
 # arithmetic, by operation: what is said in the operation's own words, operands in the reply's order
 _SUM_FRAMES = ["what is {x}?", "what's {x}?", "how much is {x}?", "what does {x} | make?", "{x}, | what's the answer?",
