@@ -1,5 +1,7 @@
 """The trainer's example intake: what workers make reaches the buffer, failures are counted and bounded."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -30,6 +32,22 @@ def test_examples_larger_than_a_pipe_reach_the_buffer_without_polling():
             intake.wait_for(8)
         assert len(intake.buffer) == 8 and intake.errors == 0
         assert all(ex.shape == (200_000,) for ex in intake.buffer)
+    finally:
+        intake.stop()
+
+
+def test_ahead_holds_what_is_taken_in_to_what_was_drawn_plus_ahead():
+    intake = ExampleIntake(big_example, n_workers=1, seed=0, capacity=8, ahead=8).start()
+    try:
+        intake.wait_for(8)
+        time.sleep(0.5)  # the worker makes more; none is taken in before the trainer draws
+        assert intake.made == 8
+        intake.took(4)
+        deadline = time.time() + 10
+        while intake.made < 12 and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        assert intake.made == 12 and len(intake.buffer) == 8
     finally:
         intake.stop()
 

@@ -36,9 +36,15 @@ def worker_loop(make: Callable[[int], Any], seed: int, q: mp.Queue) -> None:
 
 class ExampleIntake:
     """`n_workers` processes running `make`, and a thread moving what they make into `buffer` (a deque of at
-    most `capacity` examples, oldest first; appends are atomic, so the trainer samples it while it grows)."""
+    most `capacity` examples, oldest first; appends are atomic, so the trainer samples it while it grows).
 
-    def __init__(self, make: Callable[[int], Any], n_workers: int, seed: int, capacity: int):
+    `ahead`: at most that many examples taken in beyond those the trainer has drawn (`took`); past it the reader
+    waits and the workers block on the full queue. Where examples come faster than steps use them (cheap ones,
+    a trainer on the same CPU) the workers then stop taking cores from the trainer; where steps are faster (a GPU)
+    it never binds."""
+
+    def __init__(self, make: Callable[[int], Any], n_workers: int, seed: int, capacity: int,
+                 ahead: int | None = None):
         ctx = mp.get_context("fork")
         self._q: mp.Queue = ctx.Queue(maxsize=4096)
         self._procs = [ctx.Process(target=worker_loop, args=(make, seed * 100 + w, self._q), daemon=True)
@@ -47,6 +53,8 @@ class ExampleIntake:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self.buffer: deque = deque(maxlen=capacity)
         self.made = 0  # examples received
+        self.drawn = 0  # examples the trainer drew (`took`)
+        self._ahead = ahead
         self.errors = 0
         self.last_error = ""
 
@@ -56,8 +64,15 @@ class ExampleIntake:
         self._reader.start()
         return self
 
+    def took(self, n: int) -> None:
+        """The trainer drew `n` examples: as many more may be taken in."""
+        self.drawn += n
+
     def _read(self) -> None:
         while not self._stop.is_set():
+            if self._ahead is not None and self.made - self.drawn >= self._ahead:
+                time.sleep(0.01)
+                continue
             try:
                 item = self._q.get(timeout=0.2)
             except queue.Empty:

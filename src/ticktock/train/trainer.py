@@ -1,8 +1,8 @@
 """The training loop: examples from worker processes, batched audio features on the device, CE on outputs.
 
 Workers render fresh sessions continuously (a fixed set is memorised within
-minutes, docs/design.md §5a; `intake`); the trainer samples batches from a replay buffer of the
-newest examples so the GPU never waits on rendering. The log says how many examples
+minutes, docs/design.md §5a; `intake`), at most a buffer's worth ahead of what the steps drew; the trainer samples
+batches from a replay buffer of the newest examples so the GPU never waits on rendering. The log says how many examples
 the workers made (`made`) and how often each was drawn on average (`draws_per_example`):
 far above 1, examples can be learnt by heart (experiments/LOG.md, recall runs W, X, Y).
 """
@@ -185,13 +185,14 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
     step = 0
     waited = 0.0  # seconds the trainer waited for examples (rendering-bound if large)
-    intake = ExampleIntake(make_example, n_workers, cfg.seed, cfg.buffer).start()
+    intake = ExampleIntake(make_example, n_workers, cfg.seed, cfg.buffer, ahead=cfg.buffer).start()
     buf = intake.buffer
 
     def next_batch() -> tuple[float, dict[str, torch.Tensor]]:
         """(seconds waited for examples, the collated batch on the device)."""
         wait = intake.wait_for(cfg.batch)
         batch = [buf[recent_index(rng, len(buf))] for _ in range(cfg.batch)]
+        intake.took(cfg.batch)
         return wait, collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
 
     # one batch ahead: its padding and host-to-device copy overlap the step before it (the same draws, in order)
