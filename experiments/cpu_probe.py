@@ -19,7 +19,7 @@ KEYS = ("decision_acc", "qa_exact", "tool_exact", "pause_takeover", "backchannel
 
 
 def continue_on_cpu(out: str, seconds: str, data: str, seed: int, *, init: str = SHIPPED,
-                    buffer: int | None = 3000, extra: list[str] = ()) -> None:
+                    buffer: int | None = 3000, extra: tuple[str, ...] = ()) -> None:
     """`ticktock train base --config stage-m` from `init` for `seconds` on data preset `data`, into `out`; `extra`:
     more `train base` arguments (e.g. `--set KEY=VALUE`)."""
     kept = ["--set", f"buffer={buffer}"] if buffer else []

@@ -30,6 +30,6 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "train":
         init, out, seconds, data = sys.argv[2:6]
-        continue_on_cpu(out, seconds, data, 81, init=init, extra=["--set", "transcribe_share=0", "word_weight=0"])
+        continue_on_cpu(out, seconds, data, 81, init=init, extra=("--set", "transcribe_share=0", "word_weight=0"))
     else:
         raise SystemExit(f"unknown step {what!r}: train")

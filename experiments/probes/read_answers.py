@@ -41,7 +41,6 @@ from ticktock.train.read_requests import build_read_example, read_requests  # no
 from ticktock.train.trainer import collate, model_loss  # noqa: E402
 
 
-
 def shape_draws(per_intent: int = 10, match: str = "", seed: int = 0) -> list[tuple[str, Exchange]]:
     """Up to `per_intent` QA requests of each intent drawn from its composed shapes only (fixed seed), those that
     contain `match` where given (e.g. "today" for the premise-first forms, " or " for either-or)."""
@@ -54,7 +53,7 @@ def shape_draws(per_intent: int = 10, match: str = "", seed: int = 0) -> list[tu
     return out
 
 
-SETS = {"phrasings": PHRASINGS, "blind": BLIND, "shapes": None}  # shapes: drawn with --match
+SETS = {"phrasings": PHRASINGS, "blind": BLIND}  # and "shapes", drawn with --per-intent and --match
 
 
 @torch.no_grad()
@@ -70,7 +69,7 @@ def read_ok(model, protocol: DuplexProtocol, family: str, exchange, seed: int) -
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model")
-    ap.add_argument("--set", default="phrasings", choices=sorted(SETS))
+    ap.add_argument("--set", default="phrasings", choices=[*sorted(SETS), "shapes"])
     ap.add_argument("--per-intent", type=int, default=10, help="shapes: requests drawn per QA intent")
     ap.add_argument("--match", default="", help="shapes: only requests containing this text (e.g. 'today', ' or ')")
     ap.add_argument("--heard", help="answers.py --jsonl records of the same set, for the read-vs-heard table")
@@ -83,7 +82,7 @@ def main() -> None:
     if args.heard:
         heard = {i: json.loads(line)["ok"] for i, line in enumerate(Path(args.heard).read_text().splitlines())}
     table, counts, intents = Counter(), Counter(), Counter()
-    requests = SETS[args.set] if args.set != "shapes" else shape_draws(args.per_intent, args.match)
+    requests = shape_draws(args.per_intent, args.match) if args.set == "shapes" else SETS[args.set]
     for i, (family, exchange) in enumerate(requests):
         ok = read_ok(model, protocol, family, exchange, seed=i)
         counts[family, ok] += 1

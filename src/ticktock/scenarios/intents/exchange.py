@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterator, Sequence
 
+from .shapes import Shapes
+
 # Training draws may ask in more words than the suites do (`fresh_phrasings`; the value is the share of requests
 # composed from parts); off (None), every draw is the one every suite was made with.
 _FRESH: ContextVar[float | None] = ContextVar("fresh_phrasings", default=None)
@@ -106,7 +108,7 @@ def phrase(rng: random.Random, templates: list[str], more: Sequence[str] = (), c
         return rng.choice(templates).format(**slots)
     for _ in range(1000):  # a draw that says a held-out request is drawn again (rare: the suite's are not templates)
         pool = composed if composed and rng.random() < share else [*templates, *more]
-        if pool is composed and _BY_FORM.get() and getattr(composed, "forms", None):
+        if pool is composed and _BY_FORM.get() and isinstance(composed, Shapes):
             pool = rng.choice(composed.forms)
         text = framed(rng, rng.choice(pool).format(**slots))
         text = rng.choice(FILLERS) + text if rng.random() < FILLER_P else text
