@@ -195,6 +195,16 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
         intake.took(cfg.batch)
         return wait, collate_fn(batch, device) if collate_fn else collate(batch, pad_id, chunk, device)
 
+    def write_record(lr: float, stats: dict[str, torch.Tensor]) -> None:
+        rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1),
+               "waited": round(waited, 1), "made": intake.made,
+               "draws_per_example": round(step * cfg.batch / max(intake.made, 1), 2),
+               **{k: round(float(v), 4) for k, v in stats.items()}}
+        log.append(rec)
+        logf.write(json.dumps(rec) + "\n")
+        logf.flush()
+        print(json.dumps(rec), flush=True)
+
     # one batch ahead: its padding and host-to-device copy overlap the step before it (the same draws, in order)
     pool = ThreadPoolExecutor(1) if cfg.prefetch else None
     ahead = pool.submit(next_batch) if pool else None
@@ -216,14 +226,9 @@ def train(model: DuplexLM, make_example: Callable[[int], Example], pad_id: int, 
             opt.step()
             step += 1
             if step % cfg.log_every == 0 or step == 1:
-                rec = {"step": step, "lr": lr, "buffer": len(buf), "seconds": round(time.time() - t_start, 1),
-                       "waited": round(waited, 1), "made": intake.made,
-                       "draws_per_example": round(step * cfg.batch / max(intake.made, 1), 2),
-                       **{k: round(float(v), 4) for k, v in stats.items()}}
-                log.append(rec)
-                logf.write(json.dumps(rec) + "\n")
-                logf.flush()
-                print(json.dumps(rec), flush=True)
+                write_record(lr, stats)
+        if log and log[-1]["step"] != step:  # the last step's record too, when the budget ended between log steps
+            write_record(lr, stats)
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)
