@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-import torch
-
 from ticktock.train.trainer import TrainConfig, train
 
 from conftest import random_model
-
-
-def _example(seed: int) -> np.ndarray:
-    return np.full(3, seed % 7, dtype=np.float32)
+from trainer_stubs import example, head_loss, stack_collate
 
 
 def test_the_last_step_is_logged_between_log_steps(tmp_path):
     """A run that ends between two log steps still records its last step (in the log and train_log.jsonl)."""
     model = random_model(5, 64, std=0.1)
-
-    def loss(m, b: dict[str, torch.Tensor]):
-        value = m.lm.lm_head.weight.pow(2).mean() * (1 + b["x"].mean())
-        return value, {"loss": value.detach()}
-
     cfg = TrainConfig(steps=6, batch=4, lr=1e-3, warmup=1, buffer=16, workers=1, log_every=4)
-    log = train(model, _example, 0, cfg, tmp_path, "cpu", loss_fn=loss,
-                collate_fn=lambda batch, device: {"x": torch.from_numpy(np.stack(batch)).to(device)})
+    log = train(model, example, 0, cfg, tmp_path, "cpu", loss_fn=head_loss,
+                collate_fn=stack_collate)
     written = [json.loads(line)["step"] for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log] == written == [1, 4, 6]

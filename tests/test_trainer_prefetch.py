@@ -12,10 +12,7 @@ import torch
 from ticktock.train.trainer import TrainConfig, train
 
 from conftest import random_model
-
-
-def _example(seed: int) -> np.ndarray:
-    return np.full(3, seed % 7, dtype=np.float32)
+from trainer_stubs import example, head_loss, stack_collate
 
 
 @pytest.mark.parametrize("prefetch", [False, True])
@@ -25,15 +22,11 @@ def test_prefetch_collates_off_the_main_thread_and_trains_every_step(prefetch, t
 
     def collate(batch: list[np.ndarray], device) -> dict[str, torch.Tensor]:
         on_main.append(threading.current_thread() is threading.main_thread())
-        return {"x": torch.from_numpy(np.stack(batch)).to(device)}
-
-    def loss(m, b: dict[str, torch.Tensor]):
-        value = m.lm.lm_head.weight.pow(2).mean() * (1 + b["x"].mean())
-        return value, {"loss": value.detach()}
+        return stack_collate(batch, device)
 
     cfg = TrainConfig(steps=6, batch=4, lr=1e-3, warmup=1, buffer=16, workers=1, log_every=1, prefetch=prefetch)
     threads_before = threading.active_count()
-    log = train(model, _example, 0, cfg, tmp_path, "cpu", loss_fn=loss, collate_fn=collate)
+    log = train(model, example, 0, cfg, tmp_path, "cpu", loss_fn=head_loss, collate_fn=collate)
     assert [r["step"] for r in log] == list(range(1, 7)) and all(np.isfinite(r["loss"]) for r in log)
     # every batch was collated where the setting says; one drawn ahead of the last step may be left unused
     if prefetch:
@@ -41,4 +34,3 @@ def test_prefetch_collates_off_the_main_thread_and_trains_every_step(prefetch, t
     else:
         assert on_main == [True] * 6
     assert threading.active_count() <= threads_before  # no pool thread outlives the run
-
