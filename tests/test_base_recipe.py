@@ -13,7 +13,7 @@ from ticktock.train.data import DATA_PRESETS
 from ticktock.train.trainer import TrainConfig
 
 # `train base`'s defaults before recipes (its flags' defaults), and the flags each run gave on top of them
-DEFAULTS = {"model": "tiny", "init_decoder": None, "data": "espeak", "read_share": None, "transcribe_share": 0.3, "word_weight": 0.5,
+DEFAULTS = {"model": "tiny", "init_decoder": None, "audio_layers": None, "data": "espeak", "read_share": None, "transcribe_share": 0.3, "word_weight": 0.5,
             "family_weights": None, "reply_weights": None, "max_offset": 3000, "max_len": 512, "steps": 20000,
             "batch": 64, "lr": 1.5e-3, "warmup": 300, "buffer": 40000, "seed": 0}
 STAGE_M = {  # docs/model-card.md, stage M's command

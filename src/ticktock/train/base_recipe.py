@@ -25,6 +25,8 @@ _WEIGHTS = ("family_weights", "reply_weights")
 class BaseRecipe:
     model: str = "tiny"  # the model preset built when there is no --init (`model.config.PRESETS`)
     init_decoder: str | None = None  # start the decoder (and tokenizer) from this model folder, fresh audio encoder
+    audio_layers: int | None = None  # the audio encoder's depth (None: the init's or preset's); deeper than an
+    # --init's: the added layers start as the identity (`model.deepen`), so training starts from its behaviour
     data: str = "espeak"  # what is rendered: espeak or multi-engine (`train.data`)
     read_share: float | None = None  # examples whose requests are read as text (`train.read_requests`); None: data's
     transcribe_share: float = 0.3  # share of listening pre-training examples
@@ -63,6 +65,11 @@ class BaseRecipe:
             raise ValueError(f"read_share must be within [0, 1] (or null: the data preset's), got {self.read_share}")
         if min(self.steps, self.batch, self.warmup, self.max_len, self.max_offset) < 1 or self.lr <= 0:
             raise ValueError("steps, batch, warmup, max_len and max_offset must be at least 1 and lr positive")
+        if self.audio_layers is not None and self.audio_layers < 1:
+            raise ValueError(f"audio_layers must be at least 1 (or null: the model's own), got {self.audio_layers}")
+        if self.audio_layers is not None and MODEL_PRESETS[self.model].tower is not None:
+            raise ValueError(f"audio_layers sets ticktock's own audio encoder's depth; the {self.model} preset has an "
+                             "audio tower: leave it unset")
         if self.buffer < self.batch:
             raise ValueError(f"buffer ({self.buffer}) must hold at least a batch ({self.batch})")
 

@@ -1,0 +1,53 @@
+"""A deeper audio encoder for a trained model, starting where the model is.
+
+New transformer layers are appended to ticktock's own audio encoder with their output projections (attention's
+`out_proj`, the MLP's `linear2`) at zero: in a pre-norm layer both branches then add nothing, so each new layer is
+the identity and the deepened model encodes, and answers, exactly as before. Training moves the zeros first
+(they are the only weights with a gradient at the start), then the rest of the new layers. This is how a
+continued stage gets more capacity to hear (retraining plan: the encoder is a fraction of the 60 MB cap) without
+starting the listening over.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .audio_encoder import AudioEncoder
+from .duplex import DuplexLM
+
+
+def identity_layer(like: nn.TransformerEncoderLayer) -> nn.TransformerEncoderLayer:
+    """A fresh pre-norm encoder layer of `like`'s shape, on its device and dtype, whose output is its input."""
+    width = like.self_attn.embed_dim
+    layer = nn.TransformerEncoderLayer(width, like.self_attn.num_heads, like.linear1.out_features, dropout=0.0,
+                                       batch_first=True, norm_first=True)
+    for p in (layer.self_attn.out_proj.weight, layer.self_attn.out_proj.bias, layer.linear2.weight, layer.linear2.bias):
+        nn.init.zeros_(p)
+    ref = like.linear1.weight
+    return layer.to(device=ref.device, dtype=ref.dtype)
+
+
+def deepen_audio_encoder(model: DuplexLM, layers: int) -> int:
+    """Append identity layers to `model`'s audio encoder until it has `layers`; returns how many were added.
+
+    The model's config follows (`cfg.audio.layers`), so a saved model loads at its new depth."""
+    encoder = model.audio
+    if not isinstance(encoder, AudioEncoder):
+        raise ValueError(f"audio_layers deepens ticktock's own audio encoder; this model ({model.layout}) has an "
+                         "audio tower: leave audio_layers unset")
+    stack = encoder.blocks.layers
+    if layers < len(stack):
+        raise ValueError(f"audio_layers {layers}: the model's audio encoder already has {len(stack)} layers "
+                         "(layers are only added)")
+    added = layers - len(stack)
+    with torch.no_grad():
+        for _ in range(added):
+            stack.append(identity_layer(stack[-1]))
+    encoder.blocks.num_layers = layers
+    encoder.cfg.layers = layers
+    model.cfg.audio.layers = layers
+    return added
+
+
+__all__ = ["deepen_audio_encoder", "identity_layer"]

@@ -1,0 +1,76 @@
+"""A deeper audio encoder starts where the model is: the added layers are the identity, train, and persist."""
+
+import pytest
+import torch
+
+from conftest import random_model
+from ticktock.model.deepen import deepen_audio_encoder
+from ticktock.model.io import load_model, save_model
+from ticktock.train.base import initial_model
+from ticktock.train.base_recipe import BaseRecipe
+
+
+def _mel(seed: int, model) -> tuple[torch.Tensor, torch.Tensor]:
+    """A (2, F, n_mels) chunk of log-mel and its (2, C*F, n_mels) left context."""
+    cfg = model.cfg.audio
+    g = torch.Generator().manual_seed(seed)
+    mel = torch.randn(2, cfg.frames_per_chunk, cfg.n_mels, generator=g)
+    return mel, torch.randn(2, cfg.context_chunks * cfg.frames_per_chunk, cfg.n_mels, generator=g)
+
+
+def test_added_layers_keep_the_encoding_exactly(protocol):
+    model = random_model(3, protocol.vocab_size)
+    mel, ctx = _mel(0, model)
+    before = model.audio(mel, ctx)
+    assert deepen_audio_encoder(model, 3) == 2
+    assert len(model.audio.blocks.layers) == 3 and model.cfg.audio.layers == 3
+    assert torch.equal(model.audio(mel, ctx), before)
+
+
+def test_added_layers_train():
+    """Their zeroed output projections get a gradient, so the new depth is used once training moves them."""
+    model = random_model(4, 400)
+    deepen_audio_encoder(model, 2)
+    mel, ctx = _mel(1, model)
+    model.audio(mel, ctx).square().sum().backward()
+    new = model.audio.blocks.layers[1]
+    assert new.self_attn.out_proj.weight.grad.abs().sum() > 0 and new.linear2.weight.grad.abs().sum() > 0
+
+
+def test_deepened_model_saves_and_loads_at_its_depth(tmp_path, protocol):
+    model = random_model(5, protocol.vocab_size)
+    save_model(model, protocol.tokenizer, tmp_path / "a")
+    deepen_audio_encoder(model, 4)
+    save_model(model, protocol.tokenizer, tmp_path / "b")
+    a, _ = load_model(tmp_path / "a", "cpu", torch.float32)
+    b, _ = load_model(tmp_path / "b", "cpu", torch.float32)
+    assert len(b.audio.blocks.layers) == 4
+    mel, ctx = _mel(2, a)
+    assert torch.equal(a.audio(mel, ctx), b.audio(mel, ctx))
+
+
+def test_training_continues_a_model_deepened(tmp_path, protocol):
+    """`train base --init DIR --set audio_layers=N`: the init's weights, N encoder layers, the same encoding."""
+    save_model(random_model(6, protocol.vocab_size), protocol.tokenizer, tmp_path / "init")
+    start, _ = load_model(tmp_path / "init", "cpu", torch.float32)
+    model, *_ = initial_model("test", 0, init=tmp_path / "init", audio_layers=3)
+    assert len(model.audio.blocks.layers) == 3
+    mel, ctx = _mel(3, model)
+    assert torch.equal(model.audio(mel, ctx), start.audio(mel, ctx))
+    fresh, *_ = initial_model("test", 0, audio_layers=2)  # no init: the preset built at that depth
+    assert len(fresh.audio.blocks.layers) == 2
+
+
+def test_depth_only_grows(protocol):
+    model = random_model(7, protocol.vocab_size)
+    deepen_audio_encoder(model, 2)
+    with pytest.raises(ValueError, match="already has 2 layers"):
+        deepen_audio_encoder(model, 1)
+    assert deepen_audio_encoder(model, 2) == 0
+
+
+def test_recipe_refuses_bad_depths():
+    with pytest.raises(ValueError, match="audio_layers must be at least 1"):
+        BaseRecipe(audio_layers=0)
+    with pytest.raises(ValueError, match="audio tower"):
+        BaseRecipe(model="qwen2.5-omni-7b-thinker", word_weight=0, audio_layers=6)
