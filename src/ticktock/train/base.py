@@ -219,8 +219,8 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
         model, *rest = init_from_checkpoint(init, protocol)
         if audio_layers is not None:
             torch.manual_seed(seed)  # the new layers' attention and MLP inputs
-            added = deepen_audio_encoder(model, audio_layers)
-            print(f"audio encoder deepened by {added} identity layer(s) to {audio_layers}", flush=True)
+            if added := deepen_audio_encoder(model, audio_layers):
+                print(f"audio encoder deepened by {added} identity layer(s) to {audio_layers}", flush=True)
         return model, *rest
     mcfg = preset(preset_name)
     if audio_layers is not None:
