@@ -30,7 +30,7 @@ def main(model_dir: str, depths: list[int], repeats: int = 50) -> None:
             for _ in range(repeats):
                 model.audio(mel, context)
         ms = 1000 * (time.perf_counter() - start) / repeats
-        n = sum(p.numel() for p in model.parameters())
+        n = model.n_params()
         print(f"audio layers {depth}: {ms:.2f} ms a chunk (one core), {n / 1e6:.2f} M parameters, {2 * n / 1e6:.1f} MB fp16")
 
 

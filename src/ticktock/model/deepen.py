@@ -10,7 +10,6 @@ starting the listening over.
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from .audio_encoder import AudioEncoder
@@ -41,12 +40,10 @@ def deepen_audio_encoder(model: DuplexLM, layers: int) -> int:
         raise ValueError(f"audio_layers {layers}: the model's audio encoder already has {len(stack)} layers "
                          "(layers are only added)")
     added = layers - len(stack)
-    with torch.no_grad():
-        for _ in range(added):
-            stack.append(identity_layer(stack[-1]))
+    for _ in range(added):
+        stack.append(identity_layer(stack[-1]))
     encoder.blocks.num_layers = layers
-    encoder.cfg.layers = layers
-    model.cfg.audio.layers = layers
+    encoder.cfg.layers = layers  # the model's own config object (`model.cfg.audio`)
     return added
 
 
