@@ -7,7 +7,8 @@
 set -euo pipefail
 name=${1:?stage name}; model=${2:?model dir}; workers=${3:-2}
 here=$(dirname "$0"); log=$here/results/evals.jsonl; tmp=$(mktemp -d)
-trap '[ $? = 0 ] || tail -20 "$tmp/err" >&2' EXIT  # the tables and progress go to $tmp/err
+trap 'rc=$?; [ $rc = 0 ] || { tail -20 "$tmp/err" >&2 2>/dev/null || true; }; exit $rc' EXIT  # the tables and progress go to $tmp/err
+[ -f "$model/config.json" ] || [ ! -f "$model/model/config.json" ] || model=$model/model  # a stage's OUT dir
 [ -f "$model/config.json" ] || { echo "no config.json in $model (rebuild it: cat model.safetensors.part-* > model.safetensors)" >&2; exit 2; }
 
 record() {  # record LABEL FILE: the eval's JSON (the blind run's last line) as one line named after the stage
