@@ -6,6 +6,7 @@ Sessions are rendered afresh in espeak-ng (`train` or `heldout` voices) or read 
 suite (`suite:NAME`, e.g. `suite:heldout-sam`: the same scripts in another engine), so the
 hearing of one model can be compared across engines.
 Usage: python experiments/probes/listen_probe.py MODEL_DIR {train|heldout|suite:NAME} N
+       python experiments/probes/listen_probe.py MODEL_DIR suite:NAME --ids 4,5,7   (those sessions' REF / HYP)
 """
 
 from __future__ import annotations
@@ -42,20 +43,22 @@ def sessions(source: str, n: int) -> Iterator[tuple[np.ndarray, list[dict], int]
 
 
 def main(model_dir: str, source: str, n: int, transform: Callable[[np.ndarray], np.ndarray] | None = None,
-         quiet: bool = False) -> float:
+         quiet: bool = False, ids: set[int] | None = None) -> float:
     """Returns the corpus WER (printed, with three sessions' lines, unless `quiet`); `transform` changes each
-    session's audio (its length kept) first."""
+    session's audio (its length kept) first; `ids` keeps only those sessions and prints each one's lines."""
     torch.set_grad_enabled(False)
     rt = load_runtime(model_dir)
     refs, hyps = [], []
     for i, (audio, words, n_units) in enumerate(sessions(source, n)):
+        if ids is not None and i not in ids:
+            continue
         audio = transform(audio) if transform else audio
         sess = DuplexSession(rt.model, rt.protocol, "ar", system=TRANSCRIBE_SYSTEM)
         said = [sess.step(audio[k * 16000:(k + 1) * 16000]) for k in range(n_units)]
         refs.append(" ".join(u.content for u in transcription_units(words, n_units) if u.content))
         hyps.append(" ".join(u.text for u in said if u.decision == "speak" and u.text))
-        if i < 3 and not quiet:
-            print(f"REF {refs[-1]}\nHYP {hyps[-1]}\n")
+        if (ids is not None or len(refs) <= 3) and not quiet:
+            print(f"{i} REF {refs[-1]}\n{i} HYP {hyps[-1]}\n")
     wer = corpus_wer(refs, hyps)
     if not quiet:
         print(f"{source}: {len(refs)} sessions, WER {wer:.3f}")
@@ -63,4 +66,8 @@ def main(model_dir: str, source: str, n: int, transform: Callable[[np.ndarray], 
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[3] == "--ids":
+        chosen = {int(i) for i in sys.argv[4].split(",")}
+        main(sys.argv[1], sys.argv[2], max(chosen) + 1, ids=chosen)
+    else:
+        main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
