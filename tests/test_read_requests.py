@@ -11,7 +11,7 @@ from ticktock.scenarios.suites import SUITES
 from ticktock.train.base import ExampleFactory, draw_training_script
 from ticktock.train.data import DATA_PRESETS, TrainingData
 from ticktock.train.examples import CONTEXT_SAMPLES, IGNORE
-from ticktock.train.read_requests import build_read_example, read_requests
+from ticktock.train.read_requests import build_read_example, mishear, read_requests
 from ticktock.train.trainer import collate
 
 
@@ -90,3 +90,28 @@ def test_read_share_makes_read_windows_and_zero_leaves_examples_as_they_were(shi
     assert DATA_PRESETS["multi-engine-read"].read_share > 0
     forms = DATA_PRESETS["multi-engine-read-forms"]  # the same data, composed questions drawn form first
     assert forms.by_form and replace(forms, name="multi-engine-read", by_form=False) == DATA_PRESETS["multi-engine-read"]
+
+
+def test_mishear_keeps_words_at_zero_and_changes_them_at_one():
+    words = "if i travel to japan what money will i need"
+    pool = ["sorry", "forty", "can"]
+    assert mishear(words, 0.0, random.Random(0), pool) == words
+    heard = [mishear(words, 1.0, random.Random(seed), pool) for seed in range(20)]
+    assert all(h and h != words for h in heard)  # every word misheard: never the words read, never empty
+    assert any(w in pool for h in heard for w in h.split())  # substitutions come from the pool
+    assert mishear(words, 0.3, random.Random(5), pool) == mishear(words, 0.3, random.Random(5), pool)
+    with pytest.raises(ValueError, match="mishear rate"):
+        mishear(words, 1.5, random.Random(0), pool)
+
+
+def test_read_noise_mishears_the_read_words_and_leaves_the_labels(shipped_protocol):
+    p = shipped_protocol
+    exact = ExampleFactory(p, transcribe_share=0.0, max_len=256, data=TrainingData("read", read_share=1.0))
+    noisy = ExampleFactory(p, transcribe_share=0.0, max_len=256,
+                           data=TrainingData("read", read_share=1.0, read_noise=0.5))
+    a, b = exact(4), noisy(4)
+    start, end = p.id("asr_start"), p.id("asr_end")
+    read_a, read_b = _segments(list(a.ids), start, end), _segments(list(b.ids), start, end)
+    assert read_a and read_a != read_b[:len(read_a)]
+    assert [t for t in a.labels if t != IGNORE][:8] == [t for t in b.labels if t != IGNORE][:8]  # same first reply
+    assert DATA_PRESETS["multi-engine-read-noisy"].read_noise > 0

@@ -88,7 +88,7 @@ class ExampleFactory:
         from ..scenarios.intents.exchange import fresh_phrasings
         from ..scenarios.prompts import training_prompt
         from ..scenarios.suites import SUITES
-        from .read_requests import READ_FAMILIES, build_read_example, read_requests
+        from .read_requests import READ_FAMILIES, build_read_example, mishear, read_requests
 
         weights = {f: float(f in READ_FAMILIES) for f in SUITES["train"].families}
         requests = []
@@ -96,6 +96,9 @@ class ExampleFactory:
             while len(requests) < n_requests:
                 script = draw_training_script(rng, weights)
                 requests += read_requests(script)
+        if self.data.read_noise:  # misheard words drawn from the window's own requests
+            pool = [w for words, _ in requests for w in words.split()]
+            requests = [(mishear(words, self.data.read_noise, rng, pool), reply) for words, reply in requests]
         system = training_prompt(rng) if self.data.prompts else script.system
         ex = build_read_example(self.protocol, system, requests, rng, self.max_len, self.max_offset)
         if self.inner_per_chunk:

@@ -15,6 +15,8 @@ order (`scrambled_share`, `scenarios.scrambled`): hearing the words said rather 
 window (`read_share`, `train.read_requests`): the decision and the reply learnt from many phrasings a step.
 `multi-engine-read-forms` draws its composed questions form first (`by_form`): a premise-first or either-or
 question, written as a few whole sentences, is asked as often as a frame around a noun phrase.
+`multi-engine-read-noisy` reads them as a listener might transcribe them, 15 % of the words misheard (`read_noise`,
+`read_requests.mishear`): the reply learns to follow words heard, not only words read exactly.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class TrainingData:
     connected_share: float = 0.0  # sessions whose utterances are said in one go (where the engine can)
     scrambled_share: float = 0.0  # examples that transcribe a session whose user says its words shuffled
     read_share: float = 0.0  # examples whose requests are read as text over silence (`read_requests`)
+    read_noise: float = 0.0  # of the words read, the share misheard (`read_requests.mishear`)
 
 
 _MULTI_ENGINE = TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
@@ -52,6 +55,7 @@ DATA_PRESETS = {p.name: p for p in (
     _SCRAMBLED,
     _READ,
     replace(_READ, name="multi-engine-read-forms", by_form=True),
+    replace(_READ, name="multi-engine-read-noisy", by_form=True, read_noise=0.15),
 )}
 
 
@@ -98,7 +102,8 @@ def check_data(data: TrainingData) -> str:
     if data.scrambled_share:
         said.append(f"{data.scrambled_share:.0%} of examples transcribe a user saying its words shuffled")
     if data.read_share:
-        said.append(f"{data.read_share:.0%} of examples read requests as text")
+        noise = f", {data.read_noise:.0%} of their words misheard" if data.read_noise else ""
+        said.append(f"{data.read_share:.0%} of examples read requests as text{noise}")
     if data.augment:
         from ..scenarios.rooms import room_bank, rooms_path
 

@@ -52,6 +52,22 @@ def read_requests(script: Script, chunk_s: float = 1.0) -> list[tuple[str, list[
     return out
 
 
+def mishear(words: str, rate: float, rng: random.Random, pool: list[str]) -> str:
+    """`words` as a listener who mishears a share `rate` of them might transcribe them: each word, with probability
+    `rate`, is replaced by a word of `pool`, said twice or left out (one of the three alike); never empty.
+    A reply trained on such transcripts learns to follow the words heard, not only words read exactly."""
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"mishear rate must lie in [0, 1], got {rate}")
+    out = []
+    for w in words.split():
+        if rng.random() >= rate:
+            out.append(w)
+            continue
+        kind = rng.randrange(3)
+        out += [rng.choice(pool)] if kind == 0 else [w, w] if kind == 1 else []
+    return " ".join(out) or rng.choice(pool)
+
+
 def build_read_example(protocol: DuplexProtocol, system: str, requests: list[tuple[str, list[UnitSpec]]],
                        rng: random.Random, max_len: int = 512, max_offset: int = 3000) -> Example:
     """As many of `requests` as fit `max_len` tokens after the prefix, each a listening unit, the unit that reads
