@@ -67,6 +67,8 @@ def main(model_dir: str, source: str, n: int, transform: Callable[[np.ndarray], 
 
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[3] == "--ids":
+        if not sys.argv[2].startswith("suite:"):  # rendered sources would render every session up to the last id
+            sys.exit("--ids picks sessions of a rendered suite: SOURCE must be suite:NAME")
         chosen = {int(i) for i in sys.argv[4].split(",")}
         main(sys.argv[1], sys.argv[2], max(chosen) + 1, ids=chosen)
     else:

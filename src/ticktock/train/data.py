@@ -49,13 +49,14 @@ _MULTI_ENGINE = TrainingData("multi-engine", other_share=0.3, augment=True, phas
                              fresh_phrasings=True, connected_share=0.5)
 _SCRAMBLED = replace(_MULTI_ENGINE, name="multi-engine-scrambled", scrambled_share=0.15)
 _READ = replace(_SCRAMBLED, name="multi-engine-read", read_share=0.2)
+_READ_FORMS = replace(_READ, name="multi-engine-read-forms", by_form=True)
 DATA_PRESETS = {p.name: p for p in (
     TrainingData("espeak"),
     _MULTI_ENGINE,
     _SCRAMBLED,
     _READ,
-    replace(_READ, name="multi-engine-read-forms", by_form=True),
-    replace(_READ, name="multi-engine-read-noisy", by_form=True, read_noise=0.15),
+    _READ_FORMS,
+    replace(_READ_FORMS, name="multi-engine-read-noisy", read_noise=0.15),
 )}
 
 
