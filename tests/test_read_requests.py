@@ -100,6 +100,8 @@ def test_mishear_keeps_words_at_zero_and_changes_them_at_one():
     assert all(h and h != words for h in heard)  # every word misheard: never the words read, never empty
     assert any(w in pool for h in heard for w in h.split())  # substitutions come from the pool
     assert mishear(words, 0.3, random.Random(5), pool) == mishear(words, 0.3, random.Random(5), pool)
+    doubled = [mishear("need yen?", 1.0, random.Random(seed), pool) for seed in range(40)]
+    assert "yen yen?" in doubled and not any("yen? yen?" in h for h in doubled)  # a repeat keeps one question mark
     with pytest.raises(ValueError, match="mishear rate"):
         mishear(words, 1.5, random.Random(0), pool)
 

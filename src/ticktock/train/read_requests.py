@@ -26,6 +26,7 @@ from .examples import IGNORE, Example, UnitSpec, unit_layout, window_audio, wind
 
 READ_FAMILIES = ("short_qa", "tool_call")
 NOISE_RMS = 1e-3  # the silence's floor: the quiet hiss of a room, not digital zeros
+PUNCTUATION = "?.,!;:"  # what a repeated word loses the first time it is written
 
 
 def read_requests(script: Script, chunk_s: float = 1.0) -> list[tuple[str, list[UnitSpec]]]:
@@ -54,7 +55,8 @@ def read_requests(script: Script, chunk_s: float = 1.0) -> list[tuple[str, list[
 
 def mishear(words: str, rate: float, rng: random.Random, pool: list[str]) -> str:
     """`words` as a listener who mishears a share `rate` of them might transcribe them: each word, with probability
-    `rate`, is replaced by a word of `pool`, said twice or left out (one of the three alike); never empty.
+    `rate`, is replaced by a word of `pool`, said twice (the first time without its punctuation, as a listener
+    writes a repeated word) or left out (one of the three alike); never empty.
     A reply trained on such transcripts learns to follow the words heard, not only words read exactly."""
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"mishear rate must lie in [0, 1], got {rate}")
@@ -64,7 +66,7 @@ def mishear(words: str, rate: float, rng: random.Random, pool: list[str]) -> str
             out.append(w)
             continue
         kind = rng.randrange(3)
-        out += [rng.choice(pool)] if kind == 0 else [w, w] if kind == 1 else []
+        out += [rng.choice(pool)] if kind == 0 else [w.rstrip(PUNCTUATION) or w, w] if kind == 1 else []
     return " ".join(out) or rng.choice(pool)
 
 
