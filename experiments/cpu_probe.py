@@ -13,8 +13,11 @@ import subprocess
 import sys
 
 from ticktock.cli import main
+from ticktock.train.data import DATA_PRESETS, TrainingData
 
 SHIPPED = "src/ticktock/assets/ticktock-tiny"
+# listening_cpu's preset, which deeper_cpu trains on too: a user who says its words in a random order
+DATA_PRESETS["espeak-scrambled"] = TrainingData("espeak-scrambled", scrambled_share=0.15)
 KEYS = ("decision_acc", "qa_exact", "tool_exact", "pause_takeover", "backchannel_takeover", "turn_response_rate")
 
 

@@ -24,9 +24,6 @@ import torch
 sys.path[:0] = [str(Path(__file__).parents[1])]
 
 from cpu_probe import continue_on_cpu  # noqa: E402
-from ticktock.train.data import DATA_PRESETS, TrainingData  # noqa: E402
-
-DATA_PRESETS["espeak-scrambled"] = TrainingData("espeak-scrambled", scrambled_share=0.15)
 
 if __name__ == "__main__":
     if len(sys.argv) != 5 or sys.argv[1] != "train":

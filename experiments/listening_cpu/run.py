@@ -26,7 +26,6 @@ from cpu_probe import continue_on_cpu  # noqa: E402
 from listen_probe import main as listen  # noqa: E402
 from ticktock.train.data import DATA_PRESETS, TrainingData  # noqa: E402
 
-DATA_PRESETS["espeak-scrambled"] = TrainingData("espeak-scrambled", scrambled_share=0.15)
 DATA_PRESETS["espeak-unscrambled"] = TrainingData("espeak-unscrambled")
 
 if __name__ == "__main__":
