@@ -1,4 +1,5 @@
-"""Shared fixtures: a tiny tokenizer/protocol and tiny random duplex models (CPU, milliseconds)."""
+"""Shared fixtures: a tiny tokenizer/protocol and tiny random duplex models (CPU, milliseconds), and the shipped
+model's runtime for the tests that run it."""
 
 from __future__ import annotations
 
@@ -62,6 +63,14 @@ def shipped_protocol() -> DuplexProtocol:
     from ticktock.model.tokenizer import load_tokenizer
 
     return DuplexProtocol(load_tokenizer(DEFAULT_MODEL / "tokenizer.json"))
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    """The shipped model's runtime, one per test module (modules that use it skip where no model is shipped)."""
+    from ticktock.runtime import load_runtime
+
+    return load_runtime()
 
 
 @pytest.fixture(scope="session")

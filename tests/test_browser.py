@@ -4,26 +4,18 @@ the in-process server, and shows the model's spoken reply and the chunk timeline
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.parse
-from pathlib import Path
 
-import pytest
 import torch
 
 from ticktock.commands.demo import EXAMPLES
-from ticktock.model import DEFAULT_MODEL
 from ticktock.runtime import load_runtime
 from ticktock.server import ServerConfig
 from ticktock.server.background import BackgroundServer
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (Debian: apt-get install chromium)"),
-    pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model"),
-]
-ARTIFACTS = Path(__file__).parent / "artifacts"
+from browser_support import ARTIFACTS, BROWSER_MARKS, CHROMIUM, sync_api
+
+pytestmark = BROWSER_MARKS
 
 
 def test_page_shows_reply_and_timeline_from_a_fake_microphone(tmp_path):

@@ -17,22 +17,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import torch
 
 from ticktock.commands.demo import EXAMPLES
 from ticktock.decoding.registry import DECODERS
-from ticktock.model import DEFAULT_MODEL
 from ticktock.server import ServerConfig
 from ticktock.server.background import BackgroundServer
 from ticktock.server.wire import MAX_SYSTEM_CHARS
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (Debian: apt-get install chromium)"),
-    pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model"),
-]
-ARTIFACTS = Path(__file__).parent / "artifacts"
+from browser_support import ARTIFACTS, BROWSER_MARKS, CHROMIUM, sync_api
+
+pytestmark = BROWSER_MARKS
 DOCS = Path(__file__).parent.parent / "docs"
 HAS_IDLE_TIMEOUT = "idle_timeout" in ServerConfig.__dataclass_fields__
 
@@ -51,14 +45,6 @@ NativeSocket.prototype.send = function (d) {
 };
 """
 LIVE_TRACKS = "__probe.tracks.filter((t) => t.readyState === 'live').length"
-
-
-@pytest.fixture(scope="module")
-def runtime():
-    from ticktock.runtime import load_runtime
-
-    torch.set_num_threads(1)
-    return load_runtime()
 
 
 @contextmanager

@@ -14,14 +14,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
 from websockets.asyncio.client import connect
 
 from ticktock.audio import load_audio, resample, split_chunks
 from ticktock.commands.demo import EXAMPLES
 from ticktock.decoding.registry import DECODERS
 from ticktock.model import DEFAULT_MODEL
-from ticktock.runtime import load_runtime
 from ticktock.server import ProtocolError, ServerConfig
 from ticktock.server.background import BackgroundServer
 from ticktock.server.client import pcm16_frame, stream_audio
@@ -33,12 +31,6 @@ from ticktock.session import DuplexSession
 
 pytestmark = pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model")
 QA = json.loads((EXAMPLES / "qa.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def runtime():
-    torch.set_num_threads(1)
-    return load_runtime()
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
 from websockets.asyncio.client import connect
 
 from ticktock.audio import load_audio, split_chunks
 from ticktock.commands.demo import EXAMPLES
 from ticktock.model import DEFAULT_MODEL
-from ticktock.runtime import load_runtime
 from ticktock.server import ServerConfig
 from ticktock.server.background import BackgroundServer
 from ticktock.server.client import pcm16_frame
@@ -31,12 +29,6 @@ from ticktock.session import DuplexSession
 pytestmark = pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model")
 IDLE_S = 2.0  # generous: a loaded machine must not make a streaming talker look idle
 SHORT = 300  # an error message that quotes client text stays this short
-
-
-@pytest.fixture(scope="module")
-def runtime():
-    torch.set_num_threads(1)
-    return load_runtime()
 
 
 @pytest.fixture(scope="module")

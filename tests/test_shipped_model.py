@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from ticktock.audio import load_audio, split_chunks
 from ticktock.commands.demo import EXAMPLES
@@ -19,12 +18,6 @@ from ticktock.session import CostModelClock, DuplexSession
 
 pytestmark = pytest.mark.skipif(not (DEFAULT_MODEL / "model.safetensors").exists(), reason="no shipped model")
 PROFILE = {"new_tokens": [1, 256], "context": [0, 100000], "ms": [[8, 12], [8, 12]], "encoder_ms": 2}
-
-
-@pytest.fixture(scope="module")
-def runtime():
-    torch.set_num_threads(1)
-    return load_runtime()
 
 
 @pytest.fixture(scope="module")
