@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-import torch
-
 from ticktock.commands.demo import EXAMPLES
-from ticktock.runtime import load_runtime
 from ticktock.server import ServerConfig
 from ticktock.server.background import BackgroundServer
 
@@ -18,14 +15,13 @@ from browser_support import ARTIFACTS, BROWSER_MARKS, CHROMIUM, sync_api
 pytestmark = BROWSER_MARKS
 
 
-def test_page_shows_reply_and_timeline_from_a_fake_microphone(tmp_path):
-    torch.set_num_threads(1)
+def test_page_shows_reply_and_timeline_from_a_fake_microphone(tmp_path, runtime):
     wav = EXAMPLES / "qa.wav"  # 16-bit PCM, what Chromium's fake capture reads; it loops
     system = json.loads(wav.with_suffix(".json").read_text())["system"]
     cfg = ServerConfig(port=0, max_sessions=1, log_dir=str(tmp_path / "sessions"), tts=True)
     flags = ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
              f"--use-file-for-fake-audio-capture={wav}", "--autoplay-policy=no-user-gesture-required", "--no-sandbox"]
-    with BackgroundServer(cfg, load_runtime()) as srv, sync_api.sync_playwright() as pw:
+    with BackgroundServer(cfg, runtime) as srv, sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=flags)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 820})
