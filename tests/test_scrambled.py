@@ -64,7 +64,8 @@ def test_no_scrambling_draws_exactly_the_examples_it_did(shipped_protocol):
 
 def test_only_the_scrambled_presets_scramble_and_are_multi_engine_otherwise():
     assert [n for n, p in DATA_PRESETS.items() if p.scrambled_share] == [
-        "multi-engine-scrambled", "multi-engine-read", "multi-engine-read-forms", "multi-engine-read-noisy"]
+        "multi-engine-scrambled", "multi-engine-read", "multi-engine-read-forms", "multi-engine-read-noisy",
+        "multi-engine-hesitate"]
     scrambling = DATA_PRESETS["multi-engine-scrambled"]
     assert 0 < scrambling.scrambled_share < 1
     assert replace(scrambling, name="multi-engine", scrambled_share=0.0) == DATA_PRESETS["multi-engine"]

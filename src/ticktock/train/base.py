@@ -33,6 +33,7 @@ from .base_recipe import BaseRecipe
 from .data import DATA_PRESETS, TrainingData, check_data, render_training_session
 from .examples import (CONTEXT_SAMPLES, TRANSCRIBE_SYSTEM, Example, UnitSpec, build_example, filler_id,
                        heard_from_units, transcription_units)
+from .hesitation import maybe_hesitate
 from .init_checkpoint import init_from_checkpoint, save_trained
 from .tower_audio import stream_mel
 from .trainer import TrainConfig, model_loss, train
@@ -66,22 +67,24 @@ class ExampleFactory:
         scramble = random.Random(f"scramble:{seed}").random() < self.data.scrambled_share
         r = render_training_session(self.data, rng, seed, renderer, self.family_weights, self.reply_weights,
                                     scramble)
-        n = r.script.n_units
-        audio, floors = r.audio, None
-        if self.mel is not None:
-            from .tower_audio import unit_floors, worker_audio
-
-            audio = worker_audio(r.audio, seed)
-            floors = unit_floors(self.mel, audio, n)
+        audio, words, floors = r.audio, r.words, None
         if scramble or rng.random() < self.transcribe_share:  # a scrambled session is only for listening
-            system, units = TRANSCRIBE_SYSTEM, transcription_units(r.words, n)
+            system, units = TRANSCRIBE_SYSTEM, transcription_units(r.words, r.script.n_units)
         else:
             system = r.script.system
             heard = heard_from_units(r.script.units, r.script.utterances)
             units = [UnitSpec(Decision[u.decision.upper()], u.content, u.turn_end, u.tool_result, h)
                      for u, h in zip(r.script.units, heard)]
+            if self.data.hesitate_share:  # drawn apart, so data without hesitations draws what it always did
+                units, audio, words = maybe_hesitate(units, audio, words, self.data.hesitate_share,
+                                                     random.Random(f"hesitate:{seed}"), self.protocol.chunk_samples)
+        if self.mel is not None:
+            from .tower_audio import unit_floors, worker_audio
+
+            audio = worker_audio(audio, seed)
+            floors = unit_floors(self.mel, audio, len(units))
         return build_example(self.protocol, system, units, audio, rng, self.max_len, max_offset=self.max_offset,
-                             words=r.words, inner_per_chunk=self.inner_per_chunk, floors=floors)
+                             words=words, inner_per_chunk=self.inner_per_chunk, floors=floors)
 
     def read_example(self, rng: random.Random, n_requests: int = 8) -> Example:
         """A window of requests read as text (`read_requests`), drawn with the data's phrasings and prompts."""

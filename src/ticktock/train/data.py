@@ -43,6 +43,7 @@ class TrainingData:
     scrambled_share: float = 0.0  # examples that transcribe a session whose user says its words shuffled
     read_share: float = 0.0  # examples whose requests are read as text over silence (`read_requests`)
     read_noise: float = 0.0  # of the words read, the share misheard (`read_requests.mishear`)
+    hesitate_share: float = 0.0  # dialogue sessions with one reply started a unit late (`hesitation`)
 
 
 _MULTI_ENGINE = TrainingData("multi-engine", other_share=0.3, augment=True, phase_jitter=True, prompts=True,
@@ -57,6 +58,7 @@ DATA_PRESETS = {p.name: p for p in (
     _READ,
     _READ_FORMS,
     replace(_READ_FORMS, name="multi-engine-read-noisy", read_noise=0.15),
+    replace(_READ_FORMS, name="multi-engine-hesitate", hesitate_share=0.3),
 )}
 
 

@@ -29,6 +29,7 @@ class UnitSpec:
     heard_from: int = -1  # first unit whose audio the content answers (-1: none); see `build_example`
     pause: bool = False  # inside a paused request: the model must keep listening (side-channel `pause` term)
     recall: bool = False  # answers a recall question (side-channel `recall` term, memory examples)
+    hesitated: bool = False  # a listen where the script replies (`hesitation`): context, not a label
 
 
 @dataclass
@@ -152,7 +153,8 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
 
     A unit whose content answers speech from before the window (`UnitSpec.heard_from` < u0) keeps
     its decision label but not its content's: the model cannot hear those words, and learning to
-    produce them anyway teaches it to guess (a timer of 20 minutes when the user said 7).
+    produce them anyway teaches it to guess (a timer of 20 minutes when the user said 7). A hesitated unit
+    (`UnitSpec.hesitated`) is laid out but learns nothing.
     """
     p, e = protocol, protocol.audio_per_chunk
     chunk = p.chunk_samples
@@ -170,8 +172,9 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
     ids, labels, slots = list(prefix), [IGNORE] * len(prefix), [-1] * len(prefix)
     for k, (tr, out) in enumerate(bodies[u0:u1]):
         unheard = 0 <= units[u0 + k].heard_from < u0
-        unit_ids, unit_labels, unit_slots = unit_layout(p, k, tr, out,
-                                                        out[:1] + [IGNORE] * (len(out) - 1) if unheard else out)
+        targets = [IGNORE] * len(out) if units[u0 + k].hesitated else \
+            out[:1] + [IGNORE] * (len(out) - 1) if unheard else out
+        unit_ids, unit_labels, unit_slots = unit_layout(p, k, tr, out, targets)
         ids, labels, slots = ids + unit_ids, labels + unit_labels, slots + unit_slots
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
     positions = window_positions(len(prefix), len(ids), offset)
