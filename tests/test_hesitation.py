@@ -77,7 +77,8 @@ def test_hesitate_share_zero_leaves_examples_as_they_were(shipped_protocol):
     a, b = plain(5), zero(5)
     assert (a.ids == b.ids).all() and (a.labels == b.labels).all()
     every = ExampleFactory(p, transcribe_share=0.0, max_len=256, data=TrainingData("late", hesitate_share=1.0))
-    changed = [len(plain(s).ids) != len(every(s).ids) or (plain(s).labels != every(s).labels).any() for s in (5, 6)]
+    pairs = [(plain(s), every(s)) for s in (5, 6)]
+    changed = [len(x.ids) != len(y.ids) or (x.labels != y.labels).any() for x, y in pairs]
     assert any(changed)  # the same rendered sessions, laid out with a reply a unit late
 
 

@@ -171,9 +171,11 @@ def build_example(protocol: DuplexProtocol, system: str, units: list[UnitSpec], 
     u0, u1 = choose_window(sizes, len(prefix), rng, max_len, turn_starts)
     ids, labels, slots = list(prefix), [IGNORE] * len(prefix), [-1] * len(prefix)
     for k, (tr, out) in enumerate(bodies[u0:u1]):
-        unheard = 0 <= units[u0 + k].heard_from < u0
-        targets = [IGNORE] * len(out) if units[u0 + k].hesitated else \
-            out[:1] + [IGNORE] * (len(out) - 1) if unheard else out
+        targets = out
+        if units[u0 + k].hesitated:
+            targets = [IGNORE] * len(out)
+        elif 0 <= units[u0 + k].heard_from < u0:  # unheard
+            targets = out[:1] + [IGNORE] * (len(out) - 1)
         unit_ids, unit_labels, unit_slots = unit_layout(p, k, tr, out, targets)
         ids, labels, slots = ids + unit_ids, labels + unit_labels, slots + unit_slots
     offset = 0 if u0 == 0 and rng.random() < 0.5 else rng.randrange(max_offset)
