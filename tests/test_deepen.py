@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from conftest import random_model
-from ticktock.model.deepen import deepen_audio_encoder
+from ticktock.model.deepen import deepen_audio_encoder, deepen_decoder
 from ticktock.model.io import load_model, save_model
 from ticktock.train.base import initial_model
 from ticktock.train.base_recipe import BaseRecipe
@@ -74,3 +74,37 @@ def test_recipe_refuses_bad_depths():
         BaseRecipe(audio_layers=0)
     with pytest.raises(ValueError, match="audio tower"):
         BaseRecipe(model="qwen2.5-omni-7b-thinker", word_weight=0, audio_layers=6)
+
+
+def _decode(model, seed: int) -> torch.Tensor:
+    """Hidden states (1, 7, D) of 7 random token ids at positions 0..6."""
+    ids = torch.randint(0, 50, (1, 7), generator=torch.Generator().manual_seed(seed))
+    return model.lm(model.lm.embed(ids), torch.arange(7)[None])
+
+
+def test_added_decoder_blocks_keep_the_output_and_train(protocol):
+    model = random_model(7, protocol.vocab_size)
+    before = _decode(model, 0)
+    depth = len(model.lm.model.layers)
+    assert deepen_decoder(model, depth + 2) == 2
+    assert model.cfg.decoder.num_hidden_layers == depth + 2
+    assert torch.equal(_decode(model, 0), before)
+    _decode(model, 1).square().sum().backward()
+    new = model.lm.model.layers[-1]
+    assert new.self_attn.o_proj.weight.grad.abs().sum() > 0 and new.mlp.down_proj.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="only added"):
+        deepen_decoder(model, depth)
+
+
+def test_a_deepened_decoder_saves_loads_and_trains_from_an_init(tmp_path, protocol):
+    """`train base --init DIR --set decoder_layers=N`: the init's weights, N decoder blocks, the same output."""
+    save_model(random_model(8, protocol.vocab_size), protocol.tokenizer, tmp_path / "init")
+    start, _ = load_model(tmp_path / "init", "cpu", torch.float32)
+    depth = len(start.lm.model.layers)
+    model, *_ = initial_model("test", 0, init=tmp_path / "init", decoder_layers=depth + 1)
+    save_model(model, protocol.tokenizer, tmp_path / "deep")
+    loaded, _ = load_model(tmp_path / "deep", "cpu", torch.float32)
+    assert len(loaded.lm.model.layers) == depth + 1
+    assert torch.allclose(_decode(loaded, 2), _decode(start, 2), atol=1e-6)
+    with pytest.raises(ValueError, match="--init"):
+        BaseRecipe(decoder_layers=depth + 1).check_start(None, None)

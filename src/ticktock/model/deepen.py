@@ -1,8 +1,9 @@
-"""A deeper audio encoder for a trained model, starting where the model is.
+"""A deeper audio encoder or decoder for a trained model, starting where the model is.
 
-New transformer layers are appended to ticktock's own audio encoder with their output projections (attention's
-`out_proj`, the MLP's `linear2`) at zero: in a pre-norm layer both branches then add nothing, so each new layer is
-the identity and the deepened model encodes, and answers, exactly as before. Training moves the zeros first
+New transformer layers are appended to ticktock's own audio encoder (or to the decoder) with their output
+projections (attention's `out_proj` / `o_proj`, the MLP's `linear2` / `down_proj`) at zero: in a pre-norm layer both
+branches then add nothing, so each new layer is the identity and the deepened model encodes, and answers, exactly
+as before. Training moves the zeros first
 (they are the only weights with a gradient at the start), then the rest of the new layers. This is how a
 continued stage gets more capacity to hear (retraining plan: the encoder is a fraction of the 60 MB cap) without
 starting the listening over.
@@ -14,6 +15,7 @@ from torch import nn
 
 from .audio_encoder import AudioEncoder
 from .duplex import DuplexLM
+from .transformer import Block
 
 
 def identity_layer(like: nn.TransformerEncoderLayer) -> nn.TransformerEncoderLayer:
@@ -47,4 +49,24 @@ def deepen_audio_encoder(model: DuplexLM, layers: int) -> int:
     return added
 
 
-__all__ = ["deepen_audio_encoder", "identity_layer"]
+def deepen_decoder(model: DuplexLM, layers: int) -> int:
+    """Append identity blocks to `model`'s decoder until it has `layers`; returns how many were added.
+
+    Each new block's attention writes its own cache layer (the next index), and the config follows
+    (`cfg.decoder.num_hidden_layers`), so caches, engines and a saved model all take the new depth."""
+    cfg, stack = model.lm.cfg, model.lm.model.layers
+    if layers < len(stack):
+        raise ValueError(f"decoder_layers {layers}: the model's decoder already has {len(stack)} layers "
+                         "(layers are only added)")
+    ref = stack[-1].mlp.down_proj.weight
+    added = layers - len(stack)
+    for _ in range(added):
+        block = Block(cfg, len(stack))
+        nn.init.zeros_(block.self_attn.o_proj.weight)
+        nn.init.zeros_(block.mlp.down_proj.weight)
+        stack.append(block.to(device=ref.device, dtype=ref.dtype))
+    cfg.num_hidden_layers = layers
+    return added
+
+
+__all__ = ["deepen_audio_encoder", "deepen_decoder", "identity_layer"]

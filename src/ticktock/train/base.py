@@ -25,7 +25,7 @@ import torch
 
 from ..audio.whisper_mel import WhisperMelStream
 from ..model import DuplexLM, preset
-from ..model.deepen import deepen_audio_encoder
+from ..model.deepen import deepen_audio_encoder, deepen_decoder
 from ..model.tokenizer import load_tokenizer, train_tokenizer
 from ..protocol import Decision, DuplexProtocol
 from ..scenarios.script import Script
@@ -214,11 +214,12 @@ def plot_losses(log: list[dict], path: Path) -> None:
 
 
 def initial_model(preset_name: str, seed: int, init: Path | None = None, init_decoder: Path | None = None,
-                  protocol: str | None = None, audio_layers: int | None = None):
+                  protocol: str | None = None, audio_layers: int | None = None, decoder_layers: int | None = None):
     """(model, tokenizer, protocol, protocol file content | None): continued from `init` (a ticktock model or
-    a published checkpoint, `init_checkpoint`; `audio_layers` deepens its audio encoder with identity layers), or
-    the preset with the decoder (and tokenizer) of `init_decoder` and a fresh audio encoder, or the preset from
-    scratch with a new tokenizer (both with a fresh encoder of `audio_layers` layers where it is set)."""
+    a published checkpoint, `init_checkpoint`; `audio_layers` deepens its audio encoder, `decoder_layers` its
+    decoder, with identity layers), or the preset with the decoder (and tokenizer) of `init_decoder` and a fresh
+    audio encoder, or the preset from scratch with a new tokenizer (both with a fresh encoder of `audio_layers`
+    layers where it is set; `decoder_layers` only deepens an `init`)."""
     from ..model.io import load_model
 
     if init is not None:
@@ -227,7 +228,13 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
             torch.manual_seed(seed)  # the new layers' attention and MLP inputs
             if added := deepen_audio_encoder(model, audio_layers):
                 print(f"audio encoder deepened by {added} identity layer(s) to {audio_layers}", flush=True)
+        if decoder_layers is not None:
+            torch.manual_seed(seed + 1)
+            if added := deepen_decoder(model, decoder_layers):
+                print(f"decoder deepened by {added} identity layer(s) to {decoder_layers}", flush=True)
         return model, *rest
+    if decoder_layers is not None:
+        raise ValueError("decoder_layers deepens a model continued from init; a new model takes its preset's depth")
     mcfg = preset(preset_name)
     if audio_layers is not None:
         mcfg.audio.layers = audio_layers
@@ -254,7 +261,8 @@ def train_base(out: Path, recipe: BaseRecipe, init: Path | None = None, device: 
     print(check_data(data), flush=True)
     cfg = recipe.train_config(time_budget_s, workers)
     init_decoder = Path(recipe.init_decoder) if recipe.init_decoder else None
-    model, tok, proto, spec = initial_model(recipe.model, cfg.seed, init, init_decoder, protocol, recipe.audio_layers)
+    model, tok, proto, spec = initial_model(recipe.model, cfg.seed, init, init_decoder, protocol, recipe.audio_layers,
+                                               recipe.decoder_layers)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size, "layout": model.layout,
                       "protocol": proto.name}), flush=True)
     out.mkdir(parents=True, exist_ok=True)

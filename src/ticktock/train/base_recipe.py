@@ -27,6 +27,8 @@ class BaseRecipe:
     init_decoder: str | None = None  # start the decoder (and tokenizer) from this model folder, fresh audio encoder
     audio_layers: int | None = None  # the audio encoder's depth (None: the init's or preset's); deeper than an
     # --init's: the added layers start as the identity (`model.deepen`), so training starts from its behaviour
+    decoder_layers: int | None = None  # the decoder's depth when continuing an --init (None: the init's); deeper
+    # than the init's: identity blocks appended (`model.deepen`)
     data: str = "espeak"  # what is rendered: espeak or multi-engine (`train.data`)
     read_share: float | None = None  # examples whose requests are read as text (`train.read_requests`); None: data's
     transcribe_share: float = 0.3  # share of listening pre-training examples
@@ -70,6 +72,8 @@ class BaseRecipe:
         if self.audio_layers is not None and MODEL_PRESETS[self.model].tower is not None:
             raise ValueError(f"audio_layers sets ticktock's own audio encoder's depth; the {self.model} preset has an "
                              "audio tower: leave it unset")
+        if self.decoder_layers is not None and self.decoder_layers < 1:
+            raise ValueError(f"decoder_layers must be at least 1 (or null: the init's own), got {self.decoder_layers}")
         if self.buffer < self.batch:
             raise ValueError(f"buffer ({self.buffer}) must hold at least a batch ({self.batch})")
 
@@ -99,6 +103,8 @@ class BaseRecipe:
             raise ValueError("--protocol maps a checkpoint's tokens: it needs --init")
         if init is not None and self.init_decoder is not None:
             raise ValueError("init_decoder starts a fresh audio encoder under a donor decoder: drop it or --init")
+        if init is None and self.decoder_layers is not None:
+            raise ValueError("decoder_layers deepens a model continued with --init; a new model takes its preset's depth")
 
     def train_config(self, time_budget_s: float = 1e9, workers: int = 0) -> TrainConfig:
         return TrainConfig(steps=self.steps, batch=self.batch, lr=self.lr, warmup=self.warmup, max_len=self.max_len,
