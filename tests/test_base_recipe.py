@@ -13,7 +13,7 @@ from ticktock.train.data import DATA_PRESETS
 from ticktock.train.trainer import TrainConfig
 
 # `train base`'s defaults before recipes (its flags' defaults), and the flags each run gave on top of them
-DEFAULTS = {"model": "tiny", "init_decoder": None, "audio_layers": None, "data": "espeak", "read_share": None, "transcribe_share": 0.3, "word_weight": 0.5,
+DEFAULTS = {"model": "tiny", "init_decoder": None, "audio_layers": None, "decoder_layers": None, "data": "espeak", "read_share": None, "transcribe_share": 0.3, "word_weight": 0.5,
             "family_weights": None, "reply_weights": None, "max_offset": 3000, "max_len": 512, "steps": 20000,
             "batch": 64, "lr": 1.5e-3, "warmup": 300, "buffer": 40000, "seed": 0}
 STAGE_M = {  # docs/model-card.md, stage M's command
@@ -72,6 +72,7 @@ def test_read_share_overrides_the_data_presets_and_null_keeps_it():
     ({"max_offset": 0}, "must be at least 1"),
     ({"warmup": 0}, "must be at least 1"),
     ({"buffer": 8, "batch": 16}, "must hold at least a batch"),
+    ({"decoder_layers": 0}, "decoder_layers must be at least 1"),
 ])
 def test_recipe_refuses_what_does_not_go_together(changes, message):
     with pytest.raises(ValueError, match=message) as err:
@@ -86,6 +87,7 @@ def test_recipe_refuses_what_does_not_go_together(changes, message):
     (["--batch", "80000"], "must hold at least a batch"),
     (["--protocol", "qwen2.5-omni-thinker"], "--protocol maps a checkpoint's tokens: it needs --init"),
     (["--init", "runs/x", "--set", "init_decoder=runs/v1"], "init_decoder starts a fresh audio encoder"),
+    (["--set", "decoder_layers=8"], "decoder_layers deepens a model continued with --init"),
 ])
 def test_cli_refuses_in_one_line_before_anything_runs(argv, message, tmp_path):
     from ticktock.cli import main
