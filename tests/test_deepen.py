@@ -89,9 +89,13 @@ def test_added_decoder_blocks_keep_the_output_and_train(protocol):
     assert deepen_decoder(model, depth + 2) == 2
     assert model.cfg.decoder.num_hidden_layers == depth + 2
     assert torch.equal(_decode(model, 0), before)
+    blocks = model.lm.model.layers
+    assert [b.self_attn.layer for b in blocks] == list(range(depth + 2))  # each writes its own cache layer
     _decode(model, 1).square().sum().backward()
-    new = model.lm.model.layers[-1]
-    assert new.self_attn.o_proj.weight.grad.abs().sum() > 0 and new.mlp.down_proj.weight.grad.abs().sum() > 0
+    new = [b for b in blocks if not b.mlp.down_proj.weight.detach().any()]
+    assert len(new) == 2 and new[0] is not blocks[-1]  # spread through the stack, not all at its end
+    assert all(b.self_attn.o_proj.weight.grad.abs().sum() > 0 and b.mlp.down_proj.weight.grad.abs().sum() > 0
+               for b in new)
     with pytest.raises(ValueError, match="only added"):
         deepen_decoder(model, depth)
 

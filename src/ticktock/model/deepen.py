@@ -1,12 +1,11 @@
 """A deeper audio encoder or decoder for a trained model, starting where the model is.
 
-New transformer layers are appended to ticktock's own audio encoder (or to the decoder) with their output
-projections (attention's `out_proj` / `o_proj`, the MLP's `linear2` / `down_proj`) at zero: in a pre-norm layer both
-branches then add nothing, so each new layer is the identity and the deepened model encodes, and answers, exactly
-as before. Training moves the zeros first
-(they are the only weights with a gradient at the start), then the rest of the new layers. This is how a
-continued stage gets more capacity to hear (retraining plan: the encoder is a fraction of the 60 MB cap) without
-starting the listening over.
+New transformer layers are appended to ticktock's own audio encoder (or interleaved through the decoder) with
+their output projections (attention's `out_proj` / `o_proj`, the MLP's `linear2` / `down_proj`) at zero: in a
+pre-norm layer both branches then add nothing, so each new layer is the identity and the deepened model encodes,
+and answers, exactly as before. Training moves the zeros first (they are the only weights with a gradient at the
+start), then the rest of the new layers. This is how a continued stage gets more capacity to hear, or to make
+sense of what it heard (retraining plan: the model is a fraction of the 60 MB cap), without starting over.
 """
 
 from __future__ import annotations
@@ -50,21 +49,31 @@ def deepen_audio_encoder(model: DuplexLM, layers: int) -> int:
 
 
 def deepen_decoder(model: DuplexLM, layers: int) -> int:
-    """Append identity blocks to `model`'s decoder until it has `layers`; returns how many were added.
+    """Interleave identity blocks through `model`'s decoder until it has `layers`; returns how many were added.
 
-    Each new block's attention writes its own cache layer (the next index), and the config follows
+    The new blocks are spread evenly, each after a group of the old ones (6 -> 10: after old layers 1, 2, 4 and 5),
+    so that they can work on the middle of the stack, where heard words become meaning, not only on its last
+    layer's output. Every block's attention is given its new place as its cache layer, and the config follows
     (`cfg.decoder.num_hidden_layers`), so caches, engines and a saved model all take the new depth."""
     cfg, stack = model.lm.cfg, model.lm.model.layers
-    if layers < len(stack):
-        raise ValueError(f"decoder_layers {layers}: the model's decoder already has {len(stack)} layers "
+    old = len(stack)
+    if layers < old:
+        raise ValueError(f"decoder_layers {layers}: the model's decoder already has {old} layers "
                          "(layers are only added)")
+    added = layers - old
+    after = [((k + 1) * old - 1) // added for k in range(added)]  # the old layer each new block follows
     ref = stack[-1].mlp.down_proj.weight
-    added = layers - len(stack)
-    for _ in range(added):
-        block = Block(cfg, len(stack))
-        nn.init.zeros_(block.self_attn.o_proj.weight)
-        nn.init.zeros_(block.mlp.down_proj.weight)
-        stack.append(block.to(device=ref.device, dtype=ref.dtype))
+    blocks = []
+    for i, block in enumerate(stack):
+        blocks.append(block)
+        for _ in range(after.count(i)):
+            new = Block(cfg, 0)
+            nn.init.zeros_(new.self_attn.o_proj.weight)
+            nn.init.zeros_(new.mlp.down_proj.weight)
+            blocks.append(new.to(device=ref.device, dtype=ref.dtype))
+    for i, block in enumerate(blocks):
+        block.self_attn.layer = i
+    model.lm.model.layers = nn.ModuleList(blocks)
     cfg.num_hidden_layers = layers
     return added
 

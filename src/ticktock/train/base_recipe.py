@@ -28,7 +28,7 @@ class BaseRecipe:
     audio_layers: int | None = None  # the audio encoder's depth (None: the init's or preset's); deeper than an
     # --init's: the added layers start as the identity (`model.deepen`), so training starts from its behaviour
     decoder_layers: int | None = None  # the decoder's depth when continuing an --init (None: the init's); deeper
-    # than the init's: identity blocks appended (`model.deepen`)
+    # than the init's: identity blocks interleaved (`model.deepen`)
     data: str = "espeak"  # what is rendered: espeak or multi-engine (`train.data`)
     read_share: float | None = None  # examples whose requests are read as text (`train.read_requests`); None: data's
     transcribe_share: float = 0.3  # share of listening pre-training examples
