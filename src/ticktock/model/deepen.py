@@ -13,6 +13,7 @@ from __future__ import annotations
 from torch import nn
 
 from .audio_encoder import AudioEncoder
+from .config import DecoderConfig
 from .duplex import DuplexLM
 from .transformer import Block
 
@@ -48,6 +49,16 @@ def deepen_audio_encoder(model: DuplexLM, layers: int) -> int:
     return added
 
 
+def identity_block(cfg: DecoderConfig, like: Block) -> Block:
+    """A fresh decoder block of `cfg`, on `like`'s device and dtype, whose output is its input (its cache layer is
+    set where it is placed)."""
+    block = Block(cfg, 0)
+    for p in (block.self_attn.o_proj.weight, block.mlp.down_proj.weight):
+        nn.init.zeros_(p)
+    ref = like.mlp.down_proj.weight
+    return block.to(device=ref.device, dtype=ref.dtype)
+
+
 def deepen_decoder(model: DuplexLM, layers: int) -> int:
     """Interleave identity blocks through `model`'s decoder until it has `layers`; returns how many were added.
 
@@ -62,15 +73,9 @@ def deepen_decoder(model: DuplexLM, layers: int) -> int:
                          "(layers are only added)")
     added = layers - old
     after = [((k + 1) * old - 1) // added for k in range(added)]  # the old layer each new block follows
-    ref = stack[-1].mlp.down_proj.weight
     blocks = []
     for i, block in enumerate(stack):
-        blocks.append(block)
-        for _ in range(after.count(i)):
-            new = Block(cfg, 0)
-            nn.init.zeros_(new.self_attn.o_proj.weight)
-            nn.init.zeros_(new.mlp.down_proj.weight)
-            blocks.append(new.to(device=ref.device, dtype=ref.dtype))
+        blocks += [block, *(identity_block(cfg, block) for _ in range(after.count(i)))]
     for i, block in enumerate(blocks):
         block.self_attn.layer = i
     model.lm.model.layers = nn.ModuleList(blocks)
@@ -78,4 +83,4 @@ def deepen_decoder(model: DuplexLM, layers: int) -> int:
     return added
 
 
-__all__ = ["deepen_audio_encoder", "deepen_decoder", "identity_layer"]
+__all__ = ["deepen_audio_encoder", "deepen_decoder", "identity_block", "identity_layer"]

@@ -233,8 +233,6 @@ def initial_model(preset_name: str, seed: int, init: Path | None = None, init_de
             if added := deepen_decoder(model, decoder_layers):
                 print(f"decoder deepened by {added} identity layer(s) to {decoder_layers}", flush=True)
         return model, *rest
-    if decoder_layers is not None:
-        raise ValueError("decoder_layers deepens a model continued from init; a new model takes its preset's depth")
     mcfg = preset(preset_name)
     if audio_layers is not None:
         mcfg.audio.layers = audio_layers
@@ -262,7 +260,7 @@ def train_base(out: Path, recipe: BaseRecipe, init: Path | None = None, device: 
     cfg = recipe.train_config(time_budget_s, workers)
     init_decoder = Path(recipe.init_decoder) if recipe.init_decoder else None
     model, tok, proto, spec = initial_model(recipe.model, cfg.seed, init, init_decoder, protocol, recipe.audio_layers,
-                                               recipe.decoder_layers)
+                                            recipe.decoder_layers)
     print(json.dumps({"params": model.n_params(), "vocab": proto.vocab_size, "layout": model.layout,
                       "protocol": proto.name}), flush=True)
     out.mkdir(parents=True, exist_ok=True)
